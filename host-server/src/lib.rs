@@ -1,0 +1,1 @@
+//! DPAS host server (library). See the crate README and issue #3.

@@ -1,0 +1,266 @@
+//! Host error codes: one exhaustive table of code ↔ HTTP status ↔ default message
+//! (reference-behaviour K3, plus `UNAUTHENTICATED` and `REQUEST_TOO_LARGE`), and the
+//! tool-result error payloads both halves must write with the same words.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Transport and runtime conditions of the host (distinct from capability errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum HostErrorCode {
+    ProtocolVersionMismatch,
+    ProtocolDecodeError,
+    CatalogTooLarge,
+    CatalogCollision,
+    ModelNotConfigured,
+    Unauthenticated,
+    RequestTooLarge,
+    ModelTimeout,
+    ModelError,
+    RunLimitExceeded,
+    TransportFailed,
+}
+
+impl HostErrorCode {
+    /// Every code, in table order (used by tests and docs).
+    pub const ALL: [HostErrorCode; 11] = [
+        Self::ProtocolVersionMismatch,
+        Self::ProtocolDecodeError,
+        Self::CatalogTooLarge,
+        Self::CatalogCollision,
+        Self::ModelNotConfigured,
+        Self::Unauthenticated,
+        Self::RequestTooLarge,
+        Self::ModelTimeout,
+        Self::ModelError,
+        Self::RunLimitExceeded,
+        Self::TransportFailed,
+    ];
+
+    /// The code as it appears on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ProtocolVersionMismatch => "PROTOCOL_VERSION_MISMATCH",
+            Self::ProtocolDecodeError => "PROTOCOL_DECODE_ERROR",
+            Self::CatalogTooLarge => "CATALOG_TOO_LARGE",
+            Self::CatalogCollision => "CATALOG_COLLISION",
+            Self::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::RequestTooLarge => "REQUEST_TOO_LARGE",
+            Self::ModelTimeout => "MODEL_TIMEOUT",
+            Self::ModelError => "MODEL_ERROR",
+            Self::RunLimitExceeded => "RUN_LIMIT_EXCEEDED",
+            Self::TransportFailed => "TRANSPORT_FAILED",
+        }
+    }
+
+    /// Parses a wire code; `None` for codes this table does not know.
+    pub fn parse(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+
+    /// HTTP status when the error answers a request; `None` for frame-only codes, which
+    /// travel inside a 200 stream as an `error` frame (or are raised by the browser).
+    pub const fn http_status(self) -> Option<u16> {
+        match self {
+            Self::ProtocolVersionMismatch | Self::CatalogCollision => Some(409),
+            Self::ProtocolDecodeError => Some(400),
+            Self::CatalogTooLarge | Self::RequestTooLarge => Some(413),
+            Self::ModelNotConfigured => Some(503),
+            Self::Unauthenticated => Some(401),
+            Self::ModelTimeout | Self::ModelError | Self::RunLimitExceeded | Self::TransportFailed => None,
+        }
+    }
+
+    /// The message used when the situation supplies no more specific one. Codes whose
+    /// message carries figures (`CATALOG_TOO_LARGE`, `CATALOG_COLLISION`, `MODEL_TIMEOUT`,
+    /// `RUN_LIMIT_EXCEEDED`) have constructors on [`HostError`] that build the exact text.
+    pub const fn default_message(self) -> &'static str {
+        match self {
+            Self::ProtocolVersionMismatch => {
+                "The browser and server speak different host protocol versions. Reload the page."
+            }
+            Self::ProtocolDecodeError => "Malformed chat step request.",
+            Self::CatalogTooLarge => "The catalog is over its size limit.",
+            Self::CatalogCollision => "A capability is exposed through two paths.",
+            Self::ModelNotConfigured => {
+                "No model provider is configured. Set ANTHROPIC_API_KEY or OPENROUTER_API_KEY in .env and restart."
+            }
+            Self::Unauthenticated => "Sign in to continue.",
+            Self::RequestTooLarge => "The request body is larger than this server accepts.",
+            Self::ModelTimeout => "The model produced no output for 45s; the run was stopped.",
+            Self::ModelError => "The model call failed.",
+            Self::RunLimitExceeded => "A run limit was reached; the run was stopped.",
+            Self::TransportFailed => "Could not reach the chat endpoint.",
+        }
+    }
+}
+
+impl std::fmt::Display for HostErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A typed host error: a code and a message that is safe to show to a client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct HostError {
+    pub code: HostErrorCode,
+    pub message: String,
+}
+
+/// The plane named by a `CATALOG_TOO_LARGE` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitPlane {
+    Frontend,
+    Domain,
+    Total,
+    Messages,
+}
+
+impl LimitPlane {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Frontend => "frontend",
+            Self::Domain => "domain",
+            Self::Total => "total",
+            Self::Messages => "messages",
+        }
+    }
+}
+
+impl HostError {
+    pub fn new(code: HostErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+
+    /// The error with its table message.
+    pub fn of(code: HostErrorCode) -> Self {
+        Self::new(code, code.default_message())
+    }
+
+    /// `CATALOG_TOO_LARGE` naming plane, count and limit (reference-behaviour E4).
+    pub fn catalog_too_large(plane: LimitPlane, count: usize, limit: usize) -> Self {
+        Self::new(
+            HostErrorCode::CatalogTooLarge,
+            format!(
+                "The {} catalog has {count} entries, over the limit of {limit}. Scope the route to fewer capabilities, or switch the catalog to meta mode.",
+                plane.as_str()
+            ),
+        )
+    }
+
+    /// v1 `CATALOG_COLLISION` naming the doubly exposed operations (reference-behaviour E3).
+    pub fn catalog_collision<S: AsRef<str>>(ids: &[S]) -> Self {
+        let joined = ids.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
+        Self::new(
+            HostErrorCode::CatalogCollision,
+            format!(
+                "Domain operation(s) exposed through two paths: {joined}. A capability must be either a direct server tool or a contextual surface reference, never both."
+            ),
+        )
+    }
+
+    /// `MODEL_TIMEOUT` for an inactivity window of `seconds` (reference-behaviour F4).
+    pub fn model_timeout(seconds: u64) -> Self {
+        Self::new(
+            HostErrorCode::ModelTimeout,
+            format!("The model produced no output for {seconds}s; the run was stopped."),
+        )
+    }
+
+    /// `RUN_LIMIT_EXCEEDED` with a message that says which limit.
+    pub fn run_limit(message: impl Into<String>) -> Self {
+        Self::new(HostErrorCode::RunLimitExceeded, message)
+    }
+
+    /// The HTTP status, for codes that answer requests.
+    pub fn http_status(&self) -> Option<u16> {
+        self.code.http_status()
+    }
+
+    /// The JSON error body of reference-behaviour K5: `{"error":{"code","message"}}`.
+    pub fn to_body(&self) -> Value {
+        json!({ "error": { "code": self.code.as_str(), "message": self.message } })
+    }
+}
+
+/// The retry vocabulary of tool-result errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retry {
+    Yes,
+    No,
+    AfterRefresh,
+}
+
+/// Tool-result error payloads (these are tool *results*, not frames; K3).
+pub mod tool_results {
+    use super::*;
+
+    pub const TOOL_NOT_EXECUTED_MESSAGE: &str =
+        "The run ended before this tool produced a result. Call it again.";
+    pub const EXECUTION_FAILED_MESSAGE: &str =
+        "The capability threw instead of returning a result.";
+
+    /// `NO_SUCH_TOOL`: the model named a tool in neither plane (F4).
+    pub fn no_such_tool(wire_name: &str) -> Value {
+        json!({ "error": {
+            "code": "NO_SUCH_TOOL",
+            "message": no_such_tool_message(wire_name),
+            "retry": Retry::No,
+        }})
+    }
+
+    pub fn no_such_tool_message(wire_name: &str) -> String {
+        format!(
+            "There is no tool named \"{wire_name}\". The tools defined for this step are the complete set that exists right now — do not guess a name and do not retry this one. If none of them does what the user asked, say so plainly."
+        )
+    }
+
+    /// `TOOL_NOT_EXECUTED`: a call the run never answered (F7, J7).
+    pub fn tool_not_executed() -> Value {
+        json!({ "error": {
+            "code": "TOOL_NOT_EXECUTED",
+            "message": TOOL_NOT_EXECUTED_MESSAGE,
+            "retry": Retry::Yes,
+        }})
+    }
+
+    /// `TOOL_FAILED`: a known server tool errored (F4); carries no retry key.
+    pub fn tool_failed(sanitised_message: &str) -> Value {
+        json!({ "error": { "code": "TOOL_FAILED", "message": sanitised_message } })
+    }
+
+    /// `CAPABILITY_NOT_FOUND` from browser dispatch (J5).
+    pub fn capability_not_found(wire_name: &str) -> Value {
+        json!({ "error": {
+            "code": "CAPABILITY_NOT_FOUND",
+            "message": format!("Tool {wire_name} is not present on the current surface."),
+            "retry": Retry::AfterRefresh,
+        }})
+    }
+
+    /// `EXECUTION_FAILED`: a browser handler threw (J5).
+    pub fn execution_failed() -> Value {
+        json!({ "error": {
+            "code": "EXECUTION_FAILED",
+            "message": EXECUTION_FAILED_MESSAGE,
+            "retry": Retry::No,
+        }})
+    }
+
+    /// Whether a result is error-shaped: an object with `status:"error"` or with an `error`
+    /// key at all (F4: JS `error !== undefined`, so `null` counts too).
+    pub fn is_error_shaped(result: &Value) -> bool {
+        match result.as_object() {
+            Some(obj) => {
+                obj.get("status").and_then(Value::as_str) == Some("error")
+                    || obj.contains_key("error")
+            }
+            None => false,
+        }
+    }
+}
