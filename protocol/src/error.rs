@@ -69,7 +69,10 @@ impl HostErrorCode {
             Self::CatalogTooLarge | Self::RequestTooLarge => Some(413),
             Self::ModelNotConfigured => Some(503),
             Self::Unauthenticated => Some(401),
-            Self::ModelTimeout | Self::ModelError | Self::RunLimitExceeded | Self::TransportFailed => None,
+            Self::ModelTimeout
+            | Self::ModelError
+            | Self::RunLimitExceeded
+            | Self::TransportFailed => None,
         }
     }
 
@@ -133,7 +136,10 @@ impl LimitPlane {
 
 impl HostError {
     pub fn new(code: HostErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 
     /// The error with its table message.

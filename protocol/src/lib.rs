@@ -3,5 +3,20 @@
 //! Pure: no I/O, no runtime types. Builds for native targets and `wasm32-unknown-unknown`.
 
 pub mod error;
+pub mod frame;
+pub mod message;
+pub mod tool;
+pub mod usage;
+pub mod wire_name;
 
-pub use error::{HostError, HostErrorCode, LimitPlane, Retry};
+pub use error::{tool_results, HostError, HostErrorCode, LimitPlane, Retry};
+pub use frame::{
+    DomainToolInfo, ErrorBody, Executor, Frame, InspectorFrame, Lane, PendingToolCall, StepFinish,
+    StepStart, ToolCallFrame, ToolResultFrame,
+};
+pub use message::{ContentPart, MessageContent, Role, WireModelMessage};
+pub use tool::{
+    CatalogMode, Confirmation, Plane, Truncated, TruncationReason, WireToolDescriptor,
+    WireToolState,
+};
+pub use usage::{Usage, UsageAccumulator, UsageReport};
