@@ -2,9 +2,14 @@
 //!
 //! Pure: no I/O, no runtime types. Builds for native targets and `wasm32-unknown-unknown`.
 
+pub mod catalog;
 pub mod error;
 pub mod frame;
+pub mod limits;
 pub mod message;
+pub mod ndjson;
+pub mod request;
+pub mod scope;
 pub mod tool;
 pub mod usage;
 pub mod wire_name;
@@ -15,6 +20,12 @@ pub use frame::{
     StepStart, ToolCallFrame, ToolResultFrame,
 };
 pub use message::{ContentPart, MessageContent, Role, WireModelMessage};
+pub use ndjson::{encode_frame, encode_frame_into, FrameDecoder, TrailingFragment};
+pub use request::{
+    decode_request, decode_request_value, CatalogV2, ChatStepRequest, ProtocolVersion,
+    StepRequestV1, StepRequestV2,
+};
+pub use scope::{resolve_scope, RouteFloors};
 pub use tool::{
     CatalogMode, Confirmation, Plane, Truncated, TruncationReason, WireToolDescriptor,
     WireToolState,
