@@ -1,1 +1,119 @@
-//! Shared helpers for the integration tests: locating `../shared/` and reading traces.
+//! Shared helpers for the integration tests: locating `shared/` beside the checkout and
+//! reading the reference traces.
+
+use std::path::{Path, PathBuf};
+
+/// The read-only `shared/` folder: `$DPAS_SHARED_DIR`, else `../shared` beside the
+/// workspace root.
+pub fn shared_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("DPAS_SHARED_DIR") {
+        return PathBuf::from(dir);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let dir = root.join("..").join("shared");
+    assert!(
+        dir.is_dir(),
+        "shared/ not found at {}; set DPAS_SHARED_DIR",
+        dir.display()
+    );
+    dir
+}
+
+pub fn traces_dir() -> PathBuf {
+    shared_dir().join("conformance").join("reference-traces")
+}
+
+/// A recorded response: status, lower-cased headers, raw body. A few records start with
+/// the request instead (`HTTP GET /api/threads/…`): their `status` is `None`.
+#[derive(Debug, Clone)]
+pub struct RecordedResponse {
+    pub status: Option<u16>,
+    pub first_line: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RecordedResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses a `*.response.txt`: a status line (`HTTP 409` or `HTTP/1.1 503 …`), headers, a
+/// blank line, then the raw body.
+pub fn parse_recorded_response(raw: &[u8]) -> RecordedResponse {
+    // Headers end at the first blank line, written as `\n\n` or `\r\n\r\n`.
+    let (split, sep) = match raw.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(i)
+            if raw
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .is_none_or(|j| i < j) =>
+        {
+            (i, 4)
+        }
+        _ => (
+            raw.windows(2)
+                .position(|w| w == b"\n\n")
+                .expect("a blank line after the headers"),
+            2,
+        ),
+    };
+    let head = std::str::from_utf8(&raw[..split]).expect("utf-8 head");
+    let body = raw[split + sep..].to_vec();
+    let mut lines = head.lines();
+    let status_line = lines.next().expect("status line");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok());
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    RecordedResponse {
+        status,
+        first_line: status_line.to_owned(),
+        headers,
+        body,
+    }
+}
+
+/// Every trace name (`foo` for `foo.response.txt`) whose record is a chat response, sorted.
+pub fn chat_trace_names() -> Vec<String> {
+    trace_names()
+        .into_iter()
+        .filter(|n| read_trace_response(n).status.is_some())
+        .collect()
+}
+
+/// Every trace name (`foo` for `foo.response.txt`), sorted.
+pub fn trace_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(traces_dir())
+        .expect("traces dir")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".response.txt")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+pub fn read_trace_request(name: &str) -> Option<Vec<u8>> {
+    std::fs::read(traces_dir().join(format!("{name}.request.json"))).ok()
+}
+
+pub fn read_trace_response(name: &str) -> RecordedResponse {
+    let raw =
+        std::fs::read(traces_dir().join(format!("{name}.response.txt"))).expect("response file");
+    parse_recorded_response(&raw)
+}
