@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what builds and tests need, only where it is missing. Idempotent; used by people
+# and by CI alike. Needs root (or sudo) for apt on a fresh Debian machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. Rust: the wasm target and the lint tools.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+for component in clippy rustfmt; do
+  if ! rustup component list --installed | grep -q "^${component}"; then
+    rustup component add "$component"
+  fi
+done
+
+# 2. wasm-bindgen-cli at exactly the version the workspace pins (the CLI and the crate must
+#    agree byte for byte on the ABI). Installed only when missing or different.
+pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
+if [ -z "$pinned" ]; then
+  echo "could not read the pinned wasm-bindgen version from Cargo.toml" >&2
+  exit 1
+fi
+installed=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$installed" != "$pinned" ]; then
+  say "installing wasm-bindgen-cli $pinned (found: ${installed:-none}); this takes a few minutes"
+  # Not --locked: the registry lacks one of its locked dependencies.
+  cargo install wasm-bindgen-cli --version "$pinned"
+fi
+
+# 3. Chromium and its driver, from Debian, for browser tests.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "installing chromium and chromium-driver"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+fi
+
+# 4. Node modules, exactly as locked, wherever a lockfile exists.
+for dir in host-wasm/tools www tests/e2e; do
+  if [ -f "$dir/package-lock.json" ]; then
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+      say "npm ci in $dir"
+      (cd "$dir" && npm ci --no-audit --no-fund)
+    fi
+  fi
+done
+
+say "ready"
