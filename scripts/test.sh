@@ -9,10 +9,10 @@ step "format"
 cargo fmt --all -- --check
 
 step "clippy (warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 
 step "protocol builds for wasm32"
-cargo build -p dpas-protocol --target wasm32-unknown-unknown --locked
+cargo build -p dpas-protocol --target wasm32-unknown-unknown
 
 step "tests"
-cargo test --workspace --locked
+cargo test --workspace
