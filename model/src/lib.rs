@@ -1,0 +1,12 @@
+//! Model providers for the DPAS host: one trait the server's step loop drives, yielding
+//! typed events, and its implementations (the scripted provider, vendor adapters).
+//!
+//! A provider streams exactly one model step: the loop calls it once per model step with
+//! the whole prompt, and decides itself what to execute and whether to call again.
+
+pub mod provider;
+
+pub use provider::{
+    EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
+    ToolCall, ToolSpec,
+};
