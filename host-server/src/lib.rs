@@ -1,1 +1,15 @@
-//! DPAS host server (library). See the crate README and issue #3.
+//! DPAS host server as a library: the governed domain runtime, the demo receivables ledger,
+//! sessions, threads and the HTTP API, plus a builder to assemble them (see `app`).
+
+pub mod app;
+pub mod config;
+pub mod db;
+pub mod demo;
+pub mod http;
+pub mod runtime;
+pub mod session;
+pub mod threads;
+
+pub use app::{AppBuilder, AppState};
+pub use config::{Cli, ModelSpec, ServerConfig};
+pub use runtime::{Actor, Correlation, Envelope, Runtime, Surface};

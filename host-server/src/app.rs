@@ -1,0 +1,145 @@
+//! Application state and its builder: database, runtime (with the demo domain and any
+//! capabilities the embedder registers), threads and session keys.
+
+use std::sync::Arc;
+
+use sqlx::SqlitePool;
+
+use crate::config::{ServerConfig, SessionSecret};
+use crate::db::{self, DbError};
+use crate::demo::{self, Ledger};
+use crate::runtime::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder};
+use crate::session::SessionKeys;
+use crate::threads::{SqliteThreadStore, ThreadStore};
+
+/// Everything a request handler needs. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<ServerConfig>,
+    pub runtime: Arc<Runtime>,
+    pub threads: Arc<dyn ThreadStore>,
+    pub sessions: SessionKeys,
+    /// The demo ledger, when the demo domain is registered.
+    pub ledger: Option<Ledger>,
+    pub pool: SqlitePool,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.config)
+            .field("runtime", &self.runtime)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("seeding the demo ledger: {0}")]
+    Seed(sqlx::Error),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
+
+/// Assembles an [`AppState`]. The demo receivables domain is registered unless turned off;
+/// embedders add their own capabilities and policies with [`AppBuilder::register`].
+pub struct AppBuilder {
+    config: ServerConfig,
+    demo_domain: bool,
+    registrations: Vec<Registration>,
+    clock: Option<Arc<dyn Clock>>,
+    audit: Option<AuditHub>,
+    ledger_today: Option<demo::ledger::Today>,
+}
+
+impl AppBuilder {
+    pub fn new(config: ServerConfig) -> Self {
+        Self {
+            config,
+            demo_domain: true,
+            registrations: Vec::new(),
+            clock: None,
+            audit: None,
+            ledger_today: None,
+        }
+    }
+
+    /// Registers (or not) the demo receivables capabilities and policies.
+    pub fn demo_domain(mut self, on: bool) -> Self {
+        self.demo_domain = on;
+        self
+    }
+
+    /// Adds capabilities and policies; the closure gets the runtime builder and the database.
+    pub fn register(
+        mut self,
+        f: impl FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send + 'static,
+    ) -> Self {
+        self.registrations.push(Box::new(f));
+        self
+    }
+
+    /// The runtime's clock (approval expiry).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    pub fn audit(mut self, hub: AuditHub) -> Self {
+        self.audit = Some(hub);
+        self
+    }
+
+    /// The ledger's notion of today (tests pin it).
+    pub fn ledger_today(mut self, today: demo::ledger::Today) -> Self {
+        self.ledger_today = Some(today);
+        self
+    }
+
+    pub async fn build(self) -> Result<AppState, StartupError> {
+        let pool = db::connect(&self.config.database_url).await?;
+        let mut builder = Runtime::builder();
+        if let Some(c) = self.clock {
+            builder = builder.clock(c);
+        }
+        if let Some(a) = self.audit {
+            builder = builder.audit(a);
+        }
+        let ledger = if self.demo_domain {
+            let ledger = match self.ledger_today {
+                Some(t) => Ledger::with_today(pool.clone(), t),
+                None => Ledger::new(pool.clone()),
+            };
+            if self.config.demo && ledger.is_empty().await.map_err(StartupError::Seed)? {
+                ledger
+                    .seed(ledger.today())
+                    .await
+                    .map_err(StartupError::Seed)?;
+            }
+            builder = demo::register(builder, &ledger);
+            Some(ledger)
+        } else {
+            None
+        };
+        for r in self.registrations {
+            builder = r(builder, &pool);
+        }
+        let runtime = builder.build()?;
+        let sessions = match &self.config.session_secret {
+            SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
+            SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
+        };
+        Ok(AppState {
+            config: Arc::new(self.config),
+            runtime: Arc::new(runtime),
+            threads: Arc::new(SqliteThreadStore::new(pool.clone())),
+            sessions,
+            ledger,
+            pool,
+        })
+    }
+}

@@ -1,0 +1,261 @@
+//! Command-line and environment configuration (the binary's contract) and the model spec.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Default request body cap.
+pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// The model the chat endpoint should run, as given by `--model`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSpec {
+    /// The golden-scenario scripted model, optionally driven by a script file.
+    Scripted {
+        script: Option<PathBuf>,
+    },
+    OpenAi {
+        model: String,
+    },
+    Anthropic {
+        model: String,
+    },
+    /// Explicitly no model: the chat endpoint answers 503 `MODEL_NOT_CONFIGURED`.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid model spec {spec:?}: expected scripted, scripted:<file>, openai:<model>, anthropic:<model> or none")]
+pub struct ModelSpecError {
+    pub spec: String,
+}
+
+impl FromStr for ModelSpec {
+    type Err = ModelSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ModelSpecError { spec: s.to_owned() };
+        let (kind, rest) = match s.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (s, None),
+        };
+        match (kind, rest) {
+            ("scripted", None) => Ok(Self::Scripted { script: None }),
+            ("scripted", Some(file)) if !file.is_empty() => Ok(Self::Scripted {
+                script: Some(PathBuf::from(file)),
+            }),
+            ("openai", Some(m)) if !m.trim().is_empty() => Ok(Self::OpenAi {
+                model: m.to_owned(),
+            }),
+            ("anthropic", Some(m)) if !m.trim().is_empty() => Ok(Self::Anthropic {
+                model: m.to_owned(),
+            }),
+            ("none", None) => Ok(Self::None),
+            _ => Err(err()),
+        }
+    }
+}
+
+impl std::fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Scripted { script: None } => f.write_str("scripted"),
+            Self::Scripted { script: Some(p) } => write!(f, "scripted:{}", p.display()),
+            Self::OpenAi { model } => write!(f, "openai:{model}"),
+            Self::Anthropic { model } => write!(f, "anthropic:{model}"),
+            Self::None => f.write_str("none"),
+        }
+    }
+}
+
+impl ModelSpec {
+    /// Model ids offered to the browser (`GET /api/session`); empty when there is no model.
+    pub fn model_ids(&self) -> Vec<String> {
+        match self {
+            Self::None => Vec::new(),
+            Self::Scripted { .. } => vec!["scripted".to_owned()],
+            other => vec![other.to_string()],
+        }
+    }
+}
+
+/// `host-server` command line; every flag has an environment fallback.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "host-server", version, about = "DPAS agent host server")]
+pub struct Cli {
+    /// Address to listen on.
+    #[arg(long, env = "DPAS_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Database URL (SQLite); `sqlite::memory:` keeps everything in memory.
+    #[arg(long, env = "DPAS_DATABASE_URL")]
+    pub database: Option<String>,
+    /// scripted | scripted:<file> | openai:<model> | anthropic:<model> | none
+    #[arg(long, env = "DPAS_MODEL")]
+    pub model: Option<ModelSpec>,
+    /// Inactivity window between model chunks, in seconds.
+    #[arg(long, env = "DPAS_MODEL_TIMEOUT", default_value_t = 45, value_parser = clap::value_parser!(u64).range(1..))]
+    pub model_timeout: u64,
+    /// Seed the demo ledger when empty, enable demo sign-in and reset, default the model to scripted.
+    #[arg(long, env = "DPAS_DEMO")]
+    pub demo: bool,
+    /// Serve the built web app from this directory (SPA fallback to index.html).
+    #[arg(long = "static", env = "DPAS_STATIC_DIR", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+    /// Secret for signing session cookies; required without --demo.
+    #[arg(long, env = "DPAS_SESSION_SECRET", hide_env_values = true)]
+    pub session_secret: Option<String>,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "DPAS_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
+    pub body_limit: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("--session-secret (or DPAS_SESSION_SECRET) is required without --demo")]
+    MissingSecret,
+    #[error("the session secret must not be empty")]
+    EmptySecret,
+}
+
+/// Where the session signing secret came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionSecret {
+    Given(String),
+    /// A random per-process secret (demo only); sessions end when the process does.
+    RandomPerProcess,
+}
+
+/// The resolved configuration the server runs with.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub database_url: String,
+    pub model: ModelSpec,
+    pub model_timeout: Duration,
+    pub demo: bool,
+    pub static_dir: Option<PathBuf>,
+    pub session_secret: SessionSecret,
+    pub body_limit: usize,
+    pub session_ttl: Duration,
+}
+
+/// Default database: a SQLite file under `./.data/`.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://.data/dpas.sqlite3";
+
+impl ServerConfig {
+    /// Applies the rules between flags: `none` wins even under `--demo`; `--demo` defaults the
+    /// model to scripted; a secret is required without `--demo`.
+    pub fn from_cli(cli: Cli) -> Result<Self, ConfigError> {
+        let model = match (cli.model, cli.demo) {
+            (Some(m), _) => m,
+            (None, true) => ModelSpec::Scripted { script: None },
+            (None, false) => ModelSpec::None,
+        };
+        let session_secret = match (cli.session_secret, cli.demo) {
+            (Some(s), _) if s.is_empty() => return Err(ConfigError::EmptySecret),
+            (Some(s), _) => SessionSecret::Given(s),
+            (None, true) => SessionSecret::RandomPerProcess,
+            (None, false) => return Err(ConfigError::MissingSecret),
+        };
+        Ok(Self {
+            listen: cli.listen,
+            database_url: cli
+                .database
+                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
+            model,
+            model_timeout: Duration::from_secs(cli.model_timeout),
+            demo: cli.demo,
+            static_dir: cli.static_dir,
+            session_secret,
+            body_limit: cli.body_limit,
+            session_ttl: Duration::from_secs(7 * 24 * 3600),
+        })
+    }
+
+    /// A configuration for tests and embedding: demo on, in-memory database, given secret.
+    pub fn for_tests(secret: &str) -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            database_url: "sqlite::memory:".to_owned(),
+            model: ModelSpec::Scripted { script: None },
+            model_timeout: Duration::from_secs(45),
+            demo: true,
+            static_dir: None,
+            session_secret: SessionSecret::Given(secret.to_owned()),
+            body_limit: DEFAULT_BODY_LIMIT,
+            session_ttl: Duration::from_secs(3600),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ServerConfig, String> {
+        let cli = Cli::try_parse_from(std::iter::once("host-server").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        ServerConfig::from_cli(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn model_specs_parse_and_reject() {
+        assert_eq!("scripted".parse(), Ok(ModelSpec::Scripted { script: None }));
+        assert_eq!(
+            "scripted:a.json".parse(),
+            Ok(ModelSpec::Scripted {
+                script: Some("a.json".into())
+            })
+        );
+        assert_eq!(
+            "openai:gpt-4o".parse(),
+            Ok(ModelSpec::OpenAi {
+                model: "gpt-4o".into()
+            })
+        );
+        assert_eq!(
+            "anthropic:claude".parse(),
+            Ok(ModelSpec::Anthropic {
+                model: "claude".into()
+            })
+        );
+        assert_eq!("none".parse(), Ok(ModelSpec::None));
+        for bad in [
+            "",
+            "openai",
+            "openai:",
+            "scripted:",
+            "none:x",
+            "gpt",
+            "mock/scripted",
+        ] {
+            assert!(
+                bad.parse::<ModelSpec>().is_err(),
+                "{bad} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn demo_defaults_and_none_wins() {
+        let c = parse(&["--demo"]).unwrap();
+        assert_eq!(c.model, ModelSpec::Scripted { script: None });
+        assert_eq!(c.session_secret, SessionSecret::RandomPerProcess);
+        let c = parse(&["--demo", "--model", "none"]).unwrap();
+        assert_eq!(c.model, ModelSpec::None);
+        assert!(parse(&[]).unwrap_err().contains("session-secret"));
+        let c = parse(&[
+            "--session-secret",
+            "s3cret",
+            "--database",
+            "sqlite::memory:",
+        ])
+        .unwrap();
+        assert_eq!(c.model, ModelSpec::None);
+        assert_eq!(c.database_url, "sqlite::memory:");
+        assert!(parse(&["--demo", "--model", "bogus"]).is_err());
+        assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
+    }
+}

@@ -1,0 +1,810 @@
+//! The receivables ledger on SQLite: clients, invoices and chase records, with the read models
+//! and rules of the demo (see shared/demo/README.md §a).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqlitePool};
+use time::macros::format_description;
+use time::{Date, Duration, OffsetDateTime};
+
+use crate::runtime::HandlerError;
+
+/// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
+const SEED: &str = include_str!("seed.json");
+const DATE_FORMAT: &[time::format_description::BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]");
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Client {
+    pub id: i64,
+    pub name: String,
+    pub segment: String,
+    pub payment_terms_days: i64,
+    pub email: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Invoice {
+    pub id: i64,
+    pub reference: String,
+    pub client_id: i64,
+    /// Cents.
+    pub amount: i64,
+    pub status: String,
+    pub issue_date: String,
+    pub due_date: String,
+    pub paid_date: Option<String>,
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CollectionStatus {
+    pub invoice_id: i64,
+    pub reminders_sent: i64,
+    pub last_reminder_date: Option<String>,
+    pub expected_payment_date: Option<String>,
+    pub note: Option<String>,
+}
+
+/// What invoice reads return: the invoice, then its client, lateness and chase record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InvoiceRow {
+    #[serde(flatten)]
+    pub invoice: Invoice,
+    pub client_name: String,
+    pub segment: String,
+    pub days_overdue: i64,
+    pub collection: Option<CollectionStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientPosition {
+    #[serde(flatten)]
+    pub client: Client,
+    pub open_invoices: i64,
+    pub outstanding: i64,
+    pub overdue: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub outstanding: i64,
+    pub overdue: i64,
+    pub draft: i64,
+    pub collected30d: i64,
+    pub invoice_count: i64,
+    pub overdue_count: i64,
+    pub average_days_to_pay: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgingBucket {
+    pub id: String,
+    pub label: String,
+    pub count: i64,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvoiceKind {
+    Pending,
+    All,
+    Draft,
+}
+
+/// A field patch: absent leaves the value alone, `Set(None)` clears it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Patch<T> {
+    #[default]
+    Keep,
+    Set(T),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SeedFile {
+    clients: Vec<Client>,
+    invoices: Vec<SeedInvoice>,
+    collection_statuses: Vec<SeedCollection>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SeedInvoice {
+    id: i64,
+    reference: String,
+    client_id: i64,
+    amount: i64,
+    status: String,
+    issued_days_ago: i64,
+    due_in_days: i64,
+    paid_days_ago: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SeedCollection {
+    invoice_id: i64,
+    reminders_sent: i64,
+    last_reminder_days_ago: i64,
+    note: Option<String>,
+}
+
+/// Formats a date as `YYYY-MM-DD`.
+pub fn fmt_date(d: Date) -> String {
+    d.format(DATE_FORMAT).unwrap_or_default()
+}
+
+/// Parses a `YYYY-MM-DD` calendar date.
+pub fn parse_date(s: &str) -> Option<Date> {
+    Date::parse(s, DATE_FORMAT).ok()
+}
+
+fn require_date(s: &str) -> Result<Date, HandlerError> {
+    parse_date(s).ok_or_else(|| HandlerError::Rejected(format!("{s} is not a calendar date.")))
+}
+
+/// Calendar days from `a` to `b`; 0 when either is not a date (stored dates are always valid).
+fn days_between(a: &str, b: Date) -> i64 {
+    parse_date(a).map_or(0, |a| (b - a).whole_days())
+}
+
+/// `1840000` cents → `€18,400` (whole euros, rounded half away from zero, en-IE grouping).
+pub fn format_eur(cents: i64) -> String {
+    let euros = (cents.abs() + 50) / 100;
+    let digits = euros.to_string();
+    let mut grouped = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(ch);
+    }
+    if cents < 0 && euros > 0 {
+        format!("-€{grouped}")
+    } else {
+        format!("€{grouped}")
+    }
+}
+
+/// The current calendar date, as the ledger reads it.
+pub type Today = Arc<dyn Fn() -> Date + Send + Sync>;
+
+/// The demo ledger. Cheap to clone.
+#[derive(Clone)]
+pub struct Ledger {
+    pool: SqlitePool,
+    today: Today,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").finish_non_exhaustive()
+    }
+}
+
+fn sql_err(e: sqlx::Error) -> HandlerError {
+    HandlerError::internal(e)
+}
+
+fn invoice_from(row: &SqliteRow) -> Result<Invoice, sqlx::Error> {
+    Ok(Invoice {
+        id: row.try_get("id")?,
+        reference: row.try_get("reference")?,
+        client_id: row.try_get("client_id")?,
+        amount: row.try_get("amount")?,
+        status: row.try_get("status")?,
+        issue_date: row.try_get("issue_date")?,
+        due_date: row.try_get("due_date")?,
+        paid_date: row.try_get("paid_date")?,
+        notes: row.try_get("notes")?,
+    })
+}
+
+fn client_from(row: &SqliteRow) -> Result<Client, sqlx::Error> {
+    Ok(Client {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        segment: row.try_get("segment")?,
+        payment_terms_days: row.try_get("payment_terms_days")?,
+        email: row.try_get("email")?,
+    })
+}
+
+fn collection_from(row: &SqliteRow) -> Result<CollectionStatus, sqlx::Error> {
+    Ok(CollectionStatus {
+        invoice_id: row.try_get("invoice_id")?,
+        reminders_sent: row.try_get("reminders_sent")?,
+        last_reminder_date: row.try_get("last_reminder_date")?,
+        expected_payment_date: row.try_get("expected_payment_date")?,
+        note: row.try_get("note")?,
+    })
+}
+
+const INVOICE_COLUMNS: &str =
+    "id, reference, client_id, amount, status, issue_date, due_date, paid_date, notes";
+
+impl Ledger {
+    /// A ledger whose "today" is the UTC calendar date (the demo hosts run on UTC).
+    pub fn new(pool: SqlitePool) -> Self {
+        Self::with_today(pool, Arc::new(|| OffsetDateTime::now_utc().date()))
+    }
+
+    pub fn with_today(pool: SqlitePool, today: Today) -> Self {
+        Self { pool, today }
+    }
+
+    pub fn today(&self) -> Date {
+        (self.today)()
+    }
+
+    pub async fn is_empty(&self) -> Result<bool, sqlx::Error> {
+        let n: i64 = sqlx::query("SELECT COUNT(*) AS n FROM clients")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get("n")?;
+        Ok(n == 0)
+    }
+
+    /// Replaces the whole ledger with the seed, dated relative to `seed_day`.
+    pub async fn seed(&self, seed_day: Date) -> Result<(), sqlx::Error> {
+        let seed: SeedFile =
+            serde_json::from_str(SEED).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        let date = |offset: i64| fmt_date(seed_day + Duration::days(offset));
+        let mut tx = self.pool.begin().await?;
+        for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
+            sqlx::query(&format!("DELETE FROM {table}"))
+                .execute(&mut *tx)
+                .await?;
+        }
+        for c in &seed.clients {
+            sqlx::query("INSERT INTO clients (id, name, segment, payment_terms_days, email) VALUES (?, ?, ?, ?, ?)")
+                .bind(c.id)
+                .bind(&c.name)
+                .bind(&c.segment)
+                .bind(c.payment_terms_days)
+                .bind(&c.email)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for i in &seed.invoices {
+            sqlx::query(&format!(
+                "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+            ))
+            .bind(i.id)
+            .bind(&i.reference)
+            .bind(i.client_id)
+            .bind(i.amount)
+            .bind(&i.status)
+            .bind(date(-i.issued_days_ago))
+            .bind(date(i.due_in_days))
+            .bind(i.paid_days_ago.map(|d| date(-d)))
+            .execute(&mut *tx)
+            .await?;
+        }
+        for s in &seed.collection_statuses {
+            sqlx::query(
+                "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES (?, ?, ?, NULL, ?)",
+            )
+            .bind(s.invoice_id)
+            .bind(s.reminders_sent)
+            .bind(date(-s.last_reminder_days_ago))
+            .bind(&s.note)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let next = seed.invoices.iter().map(|i| i.id).max().unwrap_or(0) + 1;
+        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', ?)")
+            .bind(next)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await
+    }
+
+    async fn clients(&self) -> Result<Vec<Client>, HandlerError> {
+        let rows = sqlx::query(
+            "SELECT id, name, segment, payment_terms_days, email FROM clients ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        rows.iter()
+            .map(client_from)
+            .collect::<Result<_, _>>()
+            .map_err(sql_err)
+    }
+
+    async fn client(&self, id: i64) -> Result<Option<Client>, HandlerError> {
+        let row = sqlx::query(
+            "SELECT id, name, segment, payment_terms_days, email FROM clients WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        row.as_ref().map(client_from).transpose().map_err(sql_err)
+    }
+
+    async fn invoice(&self, id: i64) -> Result<Invoice, HandlerError> {
+        let row = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE id = ?"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        match row {
+            Some(r) => invoice_from(&r).map_err(sql_err),
+            None => Err(HandlerError::Rejected(format!("No invoice with id {id}."))),
+        }
+    }
+
+    /// Every invoice as a row, due date descending, ties in storage (id) order.
+    pub async fn rows(&self) -> Result<Vec<InvoiceRow>, HandlerError> {
+        let today = self.today();
+        let clients: HashMap<i64, Client> = self
+            .clients()
+            .await?
+            .into_iter()
+            .map(|c| (c.id, c))
+            .collect();
+        let collections: HashMap<i64, CollectionStatus> = sqlx::query(
+            "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sql_err)?
+        .iter()
+        .map(|r| collection_from(r).map(|c| (c.invoice_id, c)))
+        .collect::<Result<_, _>>()
+        .map_err(sql_err)?;
+        let invoices = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices ORDER BY due_date DESC, id ASC"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        invoices
+            .iter()
+            .map(|r| {
+                let invoice = invoice_from(r).map_err(sql_err)?;
+                let client = clients.get(&invoice.client_id);
+                let days_overdue = if invoice.status == "sent" {
+                    days_between(&invoice.due_date, today).max(0)
+                } else {
+                    0
+                };
+                Ok(InvoiceRow {
+                    client_name: client
+                        .map_or_else(|| "Unknown client".to_owned(), |c| c.name.clone()),
+                    segment: client.map_or_else(|| "Mid-market".to_owned(), |c| c.segment.clone()),
+                    days_overdue,
+                    collection: collections.get(&invoice.id).cloned(),
+                    invoice,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn list_invoices(
+        &self,
+        kind: InvoiceKind,
+        client_id: Option<i64>,
+        overdue_only: bool,
+    ) -> Result<Vec<InvoiceRow>, HandlerError> {
+        Ok(self
+            .rows()
+            .await?
+            .into_iter()
+            .filter(|r| match kind {
+                InvoiceKind::All => true,
+                InvoiceKind::Pending => r.invoice.status == "sent",
+                InvoiceKind::Draft => r.invoice.status == "draft",
+            })
+            .filter(|r| client_id.is_none_or(|c| r.invoice.client_id == c))
+            .filter(|r| !overdue_only || r.days_overdue > 0)
+            .collect())
+    }
+
+    pub async fn create_invoice(
+        &self,
+        client_id: i64,
+        amount: i64,
+        issue_date: Option<String>,
+        due_date: Option<String>,
+        notes: Option<String>,
+    ) -> Result<Invoice, HandlerError> {
+        let client = self
+            .client(client_id)
+            .await?
+            .ok_or_else(|| HandlerError::Rejected(format!("No client with id {client_id}.")))?;
+        let issue = match issue_date {
+            Some(d) => require_date(&d)?,
+            None => self.today(),
+        };
+        let due = match due_date {
+            Some(d) => fmt_date(require_date(&d)?),
+            None => fmt_date(issue + Duration::days(client.payment_terms_days)),
+        };
+        let mut tx = self.pool.begin().await.map_err(sql_err)?;
+        let id: i64 = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'next_invoice_id'")
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(sql_err)?
+            .map(|r| r.try_get("value"))
+            .transpose()
+            .map_err(sql_err)?
+            .unwrap_or(1);
+        let prefix: String = client
+            .name
+            .chars()
+            .take(3)
+            .collect::<String>()
+            .to_uppercase();
+        let counter = (1000 + id).to_string();
+        let reference = format!("{prefix}-{}", counter.get(1..).unwrap_or_default());
+        let invoice = Invoice {
+            id,
+            reference,
+            client_id,
+            amount,
+            status: "draft".to_owned(),
+            issue_date: fmt_date(issue),
+            due_date: due,
+            paid_date: None,
+            notes,
+        };
+        sqlx::query(&format!(
+            "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES (?, ?, ?, ?, 'draft', ?, ?, NULL, ?)"
+        ))
+        .bind(invoice.id)
+        .bind(&invoice.reference)
+        .bind(invoice.client_id)
+        .bind(invoice.amount)
+        .bind(&invoice.issue_date)
+        .bind(&invoice.due_date)
+        .bind(&invoice.notes)
+        .execute(&mut *tx)
+        .await
+        .map_err(sql_err)?;
+        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            .bind(id + 1)
+            .execute(&mut *tx)
+            .await
+            .map_err(sql_err)?;
+        tx.commit().await.map_err(sql_err)?;
+        Ok(invoice)
+    }
+
+    pub async fn update_invoice(
+        &self,
+        id: i64,
+        amount: Option<i64>,
+        due_date: Option<String>,
+        notes: Patch<Option<String>>,
+    ) -> Result<Invoice, HandlerError> {
+        let mut invoice = self.invoice(id).await?;
+        if invoice.status != "draft" {
+            return Err(HandlerError::Rejected(format!(
+                "{} is {}; only a draft can be edited.",
+                invoice.reference, invoice.status
+            )));
+        }
+        if let Some(a) = amount {
+            invoice.amount = a;
+        }
+        if let Some(d) = due_date {
+            invoice.due_date = fmt_date(require_date(&d)?);
+        }
+        if let Patch::Set(n) = notes {
+            invoice.notes = n;
+        }
+        let done = sqlx::query("UPDATE invoices SET amount = ?, due_date = ?, notes = ? WHERE id = ? AND status = 'draft'")
+            .bind(invoice.amount)
+            .bind(&invoice.due_date)
+            .bind(&invoice.notes)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(sql_err)?;
+        if done.rows_affected() == 0 {
+            return Err(HandlerError::Rejected(
+                "The invoice changed while it was being edited.".to_owned(),
+            ));
+        }
+        Ok(invoice)
+    }
+
+    /// Issues a draft: sent today, due after the client's terms (30 days without a client).
+    pub async fn issue_invoice(&self, id: i64) -> Result<(Invoice, String), HandlerError> {
+        let mut invoice = self.invoice(id).await?;
+        if invoice.status != "draft" {
+            return Err(HandlerError::Rejected(format!(
+                "Invoice {} is already {}; only a draft can be issued.",
+                invoice.reference, invoice.status
+            )));
+        }
+        let terms = self
+            .client(invoice.client_id)
+            .await?
+            .map_or(30, |c| c.payment_terms_days);
+        let today = self.today();
+        invoice.status = "sent".to_owned();
+        invoice.issue_date = fmt_date(today);
+        invoice.due_date = fmt_date(today + Duration::days(terms));
+        let done = sqlx::query("UPDATE invoices SET status = 'sent', issue_date = ?, due_date = ? WHERE id = ? AND status = 'draft'")
+            .bind(&invoice.issue_date)
+            .bind(&invoice.due_date)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(sql_err)?;
+        // The status check above and this update are not one transaction; the WHERE guards it.
+        if done.rows_affected() == 0 {
+            return Err(HandlerError::Rejected(
+                "The invoice changed while it was being issued.".to_owned(),
+            ));
+        }
+        let summary = format!(
+            "{} \u{b7} {} \u{b7} due {}",
+            invoice.reference,
+            format_eur(invoice.amount),
+            invoice.due_date
+        );
+        Ok((invoice, summary))
+    }
+
+    /// Deletes a draft and its chase record; returns the reference.
+    pub async fn delete_invoice(&self, id: i64) -> Result<String, HandlerError> {
+        let invoice = self.invoice(id).await?;
+        if invoice.status != "draft" {
+            return Err(HandlerError::Rejected(format!(
+                "{} has been {}; issued invoices stay in the ledger.",
+                invoice.reference, invoice.status
+            )));
+        }
+        let mut tx = self.pool.begin().await.map_err(sql_err)?;
+        let done = sqlx::query("DELETE FROM invoices WHERE id = ? AND status = 'draft'")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(sql_err)?;
+        if done.rows_affected() == 0 {
+            return Err(HandlerError::Rejected(
+                "The invoice changed while it was being deleted.".to_owned(),
+            ));
+        }
+        sqlx::query("DELETE FROM collection_statuses WHERE invoice_id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(sql_err)?;
+        tx.commit().await.map_err(sql_err)?;
+        Ok(invoice.reference)
+    }
+
+    /// Settles a sent invoice; returns it with the days from issue to payment.
+    pub async fn mark_paid(
+        &self,
+        id: i64,
+        paid_date: Option<String>,
+    ) -> Result<(Invoice, i64), HandlerError> {
+        let mut invoice = self.invoice(id).await?;
+        if invoice.status != "sent" {
+            return Err(HandlerError::Rejected(format!(
+                "{} is {}; only an issued invoice can be settled.",
+                invoice.reference, invoice.status
+            )));
+        }
+        let paid = match paid_date {
+            Some(d) => require_date(&d)?,
+            None => self.today(),
+        };
+        invoice.status = "paid".to_owned();
+        invoice.paid_date = Some(fmt_date(paid));
+        let done = sqlx::query(
+            "UPDATE invoices SET status = 'paid', paid_date = ? WHERE id = ? AND status = 'sent'",
+        )
+        .bind(&invoice.paid_date)
+        .bind(id)
+        .execute(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        if done.rows_affected() == 0 {
+            return Err(HandlerError::Rejected(
+                "The invoice changed while it was being settled.".to_owned(),
+            ));
+        }
+        let days = days_between(&invoice.issue_date, paid);
+        Ok((invoice, days))
+    }
+
+    /// Every client with open count and outstanding/overdue cents, by name.
+    pub async fn list_clients(&self) -> Result<Vec<ClientPosition>, HandlerError> {
+        let rows = self.rows().await?;
+        let mut out: Vec<ClientPosition> = self
+            .clients()
+            .await?
+            .into_iter()
+            .map(|client| {
+                let open = rows
+                    .iter()
+                    .filter(|r| r.invoice.client_id == client.id && r.invoice.status == "sent");
+                let (mut n, mut outstanding, mut overdue) = (0, 0, 0);
+                for r in open {
+                    n += 1;
+                    outstanding += r.invoice.amount;
+                    if r.days_overdue > 0 {
+                        overdue += r.invoice.amount;
+                    }
+                }
+                ClientPosition {
+                    client,
+                    open_invoices: n,
+                    outstanding,
+                    overdue,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            a.client
+                .name
+                .to_lowercase()
+                .cmp(&b.client.name.to_lowercase())
+                .then_with(|| a.client.name.cmp(&b.client.name))
+        });
+        Ok(out)
+    }
+
+    pub async fn summary(&self) -> Result<Summary, HandlerError> {
+        let today = self.today();
+        let rows = self.rows().await?;
+        let mut s = Summary {
+            outstanding: 0,
+            overdue: 0,
+            draft: 0,
+            collected30d: 0,
+            invoice_count: i64::try_from(rows.len()).unwrap_or(i64::MAX),
+            overdue_count: 0,
+            average_days_to_pay: None,
+        };
+        let today_s = fmt_date(today);
+        let (mut pay_days, mut paid_n) = (0i64, 0i64);
+        for r in &rows {
+            let i = &r.invoice;
+            match i.status.as_str() {
+                "sent" => {
+                    s.outstanding += i.amount;
+                    if i.due_date < today_s {
+                        s.overdue += i.amount;
+                        s.overdue_count += 1;
+                    }
+                }
+                "draft" => s.draft += i.amount,
+                "paid" => {
+                    if let Some(p) = &i.paid_date {
+                        if days_between(p, today) <= 30 {
+                            s.collected30d += i.amount;
+                        }
+                        if let Some(pd) = parse_date(p) {
+                            pay_days += days_between(&i.issue_date, pd);
+                            paid_n += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if paid_n > 0 {
+            // Round half up of the mean: floor((2·sum + n) / 2n).
+            s.average_days_to_pay = Some((2 * pay_days + paid_n).div_euclid(2 * paid_n));
+        }
+        Ok(s)
+    }
+
+    /// Open invoices in five lateness bands.
+    pub async fn aging(&self) -> Result<Vec<AgingBucket>, HandlerError> {
+        let bands: [(&str, &str, i64, i64); 5] = [
+            ("current", "Not yet due", i64::MIN, 0),
+            ("1-30", "1\u{2013}30 days", 1, 30),
+            ("31-60", "31\u{2013}60 days", 31, 60),
+            ("61-90", "61\u{2013}90 days", 61, 90),
+            ("90+", "Over 90 days", 91, i64::MAX),
+        ];
+        let rows = self.rows().await?;
+        Ok(bands
+            .iter()
+            .map(|(id, label, lo, hi)| {
+                let hits = rows.iter().filter(|r| {
+                    r.invoice.status == "sent" && (*lo..=*hi).contains(&r.days_overdue)
+                });
+                let (count, amount) = hits.fold((0, 0), |(c, a), r| (c + 1, a + r.invoice.amount));
+                AgingBucket {
+                    id: (*id).to_owned(),
+                    label: (*label).to_owned(),
+                    count,
+                    amount,
+                }
+            })
+            .collect())
+    }
+
+    /// Creates or patches the chase record of an invoice (any status).
+    pub async fn update_collection_status(
+        &self,
+        invoice_id: i64,
+        last_reminder_date: Patch<Option<String>>,
+        reminders_sent: Option<i64>,
+        expected_payment_date: Patch<Option<String>>,
+        note: Patch<Option<String>>,
+    ) -> Result<CollectionStatus, HandlerError> {
+        self.invoice(invoice_id).await?;
+        let existing = sqlx::query(
+            "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses WHERE invoice_id = ?",
+        )
+        .bind(invoice_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        let mut c = match existing {
+            Some(r) => collection_from(&r).map_err(sql_err)?,
+            None => CollectionStatus {
+                invoice_id,
+                reminders_sent: 0,
+                last_reminder_date: None,
+                expected_payment_date: None,
+                note: None,
+            },
+        };
+        let check = |d: &Option<String>| d.as_deref().map(require_date).transpose().map(|_| ());
+        if let Patch::Set(d) = last_reminder_date {
+            check(&d)?;
+            c.last_reminder_date = d;
+        }
+        if let Some(n) = reminders_sent {
+            c.reminders_sent = n;
+        }
+        if let Patch::Set(d) = expected_payment_date {
+            check(&d)?;
+            c.expected_payment_date = d;
+        }
+        if let Patch::Set(n) = note {
+            c.note = n;
+        }
+        sqlx::query(
+            "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT(invoice_id) DO UPDATE SET reminders_sent = excluded.reminders_sent, last_reminder_date = excluded.last_reminder_date,
+             expected_payment_date = excluded.expected_payment_date, note = excluded.note",
+        )
+        .bind(c.invoice_id)
+        .bind(c.reminders_sent)
+        .bind(&c.last_reminder_date)
+        .bind(&c.expected_payment_date)
+        .bind(&c.note)
+        .execute(&self.pool)
+        .await
+        .map_err(sql_err)?;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn euros_format_like_en_ie() {
+        assert_eq!(format_eur(1_840_000), "€18,400");
+        assert_eq!(format_eur(10_260_000), "€102,600");
+        assert_eq!(format_eur(100_000), "€1,000");
+        assert_eq!(format_eur(325_000), "€3,250");
+        assert_eq!(format_eur(49), "€0");
+        assert_eq!(format_eur(150), "€2");
+        assert_eq!(format_eur(12_345_678_900), "€123,456,789");
+    }
+}

@@ -1,0 +1,89 @@
+//! The demo receivables domain: ledger, capabilities, policies and the two demo users.
+
+pub mod capabilities;
+pub mod ledger;
+
+use std::sync::Arc;
+
+pub use ledger::Ledger;
+
+use crate::runtime::{policy_fn, Actor, Decision, Policy, PolicyPhase, RuntimeBuilder, Surface};
+
+pub const ROLE_CONTROLLER: &str = "controller";
+pub const ROLE_ANALYST: &str = "analyst";
+
+/// Capabilities a model surface may only run after the user approves.
+pub const GATED_CAPABILITIES: [&str; 2] = ["issue-invoice", "delete-invoice"];
+
+/// A demo identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoUser {
+    pub email: &'static str,
+    pub name: &'static str,
+    pub role: &'static str,
+}
+
+pub const CONTROLLER: DemoUser = DemoUser {
+    email: "carla@example.com",
+    name: "Carla Controller",
+    role: ROLE_CONTROLLER,
+};
+pub const ANALYST: DemoUser = DemoUser {
+    email: "ada@example.com",
+    name: "Ada Analyst",
+    role: ROLE_ANALYST,
+};
+
+impl DemoUser {
+    pub fn by_role(role: &str) -> Option<Self> {
+        [CONTROLLER, ANALYST].into_iter().find(|u| u.role == role)
+    }
+
+    pub fn actor(&self) -> Actor {
+        Actor::user(self.email, self.name, self.role)
+    }
+}
+
+/// `gate-model-writes`: issue and delete from a model surface need the user's approval.
+pub fn gate_model_writes() -> Arc<dyn Policy> {
+    policy_fn("gate-model-writes", &[PolicyPhase::Invocation], |req| {
+        let gated = matches!(req.surface, Surface::AiSdk | Surface::Mcp)
+            && GATED_CAPABILITIES.contains(&req.capability.id.as_str());
+        Ok(if gated {
+            Decision::RequireApproval {
+                reason: format!("{} was initiated from a model loop", req.capability.id),
+                approval_type: "human-confirmation".to_owned(),
+                expires_in: None,
+            }
+        } else {
+            Decision::Allow
+        })
+    })
+}
+
+/// `analyst-hides-writes`: anyone but a controller sees and reaches reads only.
+pub fn analyst_hides_writes() -> Arc<dyn Policy> {
+    policy_fn(
+        "analyst-hides-writes",
+        &[PolicyPhase::Discovery, PolicyPhase::Invocation],
+        |req| {
+            Ok(
+                if req.capability.side_effect.is_read_only() || req.actor.role == ROLE_CONTROLLER {
+                    Decision::Allow
+                } else {
+                    Decision::Hide
+                },
+            )
+        },
+    )
+}
+
+/// Registers the demo's capabilities and policies on a runtime builder.
+pub fn register(builder: RuntimeBuilder, ledger: &Ledger) -> RuntimeBuilder {
+    let builder = capabilities::capabilities(ledger)
+        .into_iter()
+        .fold(builder, RuntimeBuilder::capability);
+    builder
+        .policy(gate_model_writes())
+        .policy(analyst_hides_writes())
+}

@@ -1,0 +1,65 @@
+//! Request bodies read under a cap: the declared length is checked before reading and the
+//! running total while reading, so an oversized body is refused without being buffered whole.
+
+use actix_web::http::header::CONTENT_LENGTH;
+use actix_web::web::{Bytes, BytesMut, Payload};
+use actix_web::HttpRequest;
+use dpas_protocol::{HostError, HostErrorCode};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+fn too_large() -> ApiError {
+    ApiError::Host(HostError::of(HostErrorCode::RequestTooLarge))
+}
+
+/// Reads at most `limit` bytes of body; 413 `REQUEST_TOO_LARGE` beyond that.
+pub async fn read_limited(
+    req: &HttpRequest,
+    mut payload: Payload,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    if let Some(declared) = req.headers().get(CONTENT_LENGTH) {
+        let declared = declared
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+        match declared {
+            Some(n) if n > limit as u64 => return Err(too_large()),
+            Some(_) => {}
+            None => {
+                return Err(ApiError::BadRequest(
+                    "Invalid Content-Length header.".to_owned(),
+                ))
+            }
+        }
+    }
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk
+            .map_err(|e| ApiError::BadRequest(format!("Could not read the request body: {e}")))?;
+        // The cap holds at every step: nothing past `limit` is ever kept.
+        if buf.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Parses a JSON body; malformed JSON is a typed 400.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}.")))
+}
+
+/// Reads and parses a JSON body under the cap.
+pub async fn read_json<T: DeserializeOwned>(
+    req: &HttpRequest,
+    payload: Payload,
+    limit: usize,
+) -> Result<T, ApiError> {
+    let bytes = read_limited(req, payload, limit).await?;
+    parse_json(&bytes)
+}

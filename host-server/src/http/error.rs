@@ -1,0 +1,68 @@
+//! HTTP error bodies: always `{"error":{"code","message"}}`, never a panic or an unplanned 500.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use dpas_protocol::HostError;
+use serde_json::json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A host error from the shared table (401, 413, 503, ...).
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The body is not what the endpoint accepts (malformed JSON included).
+    #[error("{0}")]
+    BadRequest(String),
+    /// Unknown, or not this actor's (the two are indistinguishable).
+    #[error("not found")]
+    NotFound,
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    /// A server-side failure; the cause goes to the log, the client gets a generic message.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Host(h) => h.code.as_str(),
+            Self::BadRequest(_) => "BAD_REQUEST",
+            Self::NotFound => "NOT_FOUND",
+            Self::Conflict { code, .. } => code,
+            Self::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            Self::Host(h) => h.message.clone(),
+            Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
+            Self::NotFound => "Not found.".to_owned(),
+            Self::Internal(_) => "The server could not complete the request.".to_owned(),
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Host(h) => h
+                .http_status()
+                .and_then(|s| StatusCode::from_u16(s).ok())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Self::Internal(cause) = self {
+            tracing::error!(%cause, "request failed");
+        }
+        HttpResponse::build(self.status_code())
+            .json(json!({"error": {"code": self.code(), "message": self.message()}}))
+    }
+}

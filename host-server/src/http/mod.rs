@@ -1,0 +1,477 @@
+//! The HTTP API: health, sessions, `/rpc`, approvals, threads, demo reset and static files.
+//! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
+
+pub mod body;
+pub mod error;
+mod statics;
+
+use std::future::{ready, Ready};
+use std::net::TcpListener;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::header::SET_COOKIE;
+use actix_web::http::StatusCode;
+use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub use body::{read_json, read_limited};
+pub use error::ApiError;
+
+use crate::app::AppState;
+use crate::demo::{ledger::format_eur, DemoUser};
+use crate::runtime::{
+    Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
+};
+
+/// Resolves the actor from the session cookie, or answers 401 `UNAUTHENTICATED`.
+pub fn actor_of(req: &HttpRequest) -> Result<Actor, ApiError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::Internal("application state is not registered".to_owned()))?;
+    state
+        .sessions
+        .actor_from_headers(req.headers())
+        .map_err(ApiError::from)
+}
+
+impl FromRequest for Actor {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        ready(actor_of(req))
+    }
+}
+
+/// Mounts every route and the fallback on `cfg`, with `state` as app data.
+pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
+    cfg.app_data(web::Data::new(state.clone()))
+        .route("/api/health", web::get().to(health))
+        .service(
+            web::resource("/api/session")
+                .get(get_session)
+                .post(post_session)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/rpc/{id}")
+                .post(rpc)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/approvals")
+                .get(list_approvals)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/approvals/{id}")
+                .get(get_approval)
+                .post(decide_approval)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/threads")
+                .get(list_threads)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/threads/{id}")
+                .get(get_thread)
+                .delete(delete_thread)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/threads/{id}/model-messages")
+                .get(thread_messages)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/api/demo/reset")
+                .post(demo_reset)
+                .default_service(web::to(method_not_allowed)),
+        )
+        .default_service(web::to(statics::fallback));
+}
+
+/// The whole application, ready for `HttpServer::new`.
+pub fn app(
+    state: AppState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new().configure(move |cfg| configure(cfg, &state))
+}
+
+/// Starts serving on an already-bound listener (use port 0 for an ephemeral port).
+pub fn serve(state: AppState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
+    Ok(HttpServer::new(move || app(state.clone()))
+        .workers(workers.max(1))
+        .listen(listener)?
+        .run())
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    HttpResponse::MethodNotAllowed()
+        .json(json!({"error": {"code": "METHOD_NOT_ALLOWED", "message": "This method is not allowed here."}}))
+}
+
+async fn health() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"ok": true}))
+}
+
+fn user_json(actor: &Actor) -> Value {
+    json!({"email": actor.id, "name": actor.display_name, "role": actor.role})
+}
+
+async fn get_session(state: web::Data<AppState>, actor: Actor) -> HttpResponse {
+    let models = state.config.model.model_ids();
+    HttpResponse::Ok()
+        .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
+}
+
+#[derive(Deserialize)]
+struct SignIn {
+    role: Value,
+}
+
+async fn post_session(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    if !state.config.demo {
+        return Err(ApiError::NotFound);
+    }
+    let body: SignIn = read_json(&req, payload, state.config.body_limit).await?;
+    let user = body
+        .role
+        .as_str()
+        .and_then(DemoUser::by_role)
+        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
+    let actor = user.actor();
+    let cookie = state.sessions.set_cookie(&actor);
+    Ok(HttpResponse::Ok()
+        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
+        .json(json!({"user": user_json(&actor)})))
+}
+
+/// HTTP status of an `/rpc` envelope.
+fn rpc_status(envelope: &Envelope) -> StatusCode {
+    match envelope {
+        Envelope::Ok { .. } => StatusCode::OK,
+        // An approval on `direct` means a policy gates the app's own calls: a conflict.
+        Envelope::ApprovalRequired { .. } => StatusCode::CONFLICT,
+        Envelope::Error(e) => match e.public_code() {
+            CapabilityErrorCode::InputInvalid => StatusCode::BAD_REQUEST,
+            CapabilityErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+            CapabilityErrorCode::PolicyDenied | CapabilityErrorCode::Forbidden => {
+                StatusCode::FORBIDDEN
+            }
+            CapabilityErrorCode::CapabilityNotFound | CapabilityErrorCode::ApprovalNotFound => {
+                StatusCode::NOT_FOUND
+            }
+            CapabilityErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
+            CapabilityErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            // Domain rules refusing the current state of the ledger, approvals not runnable.
+            _ => StatusCode::CONFLICT,
+        },
+    }
+}
+
+async fn rpc(
+    actor: Actor,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let bytes = read_limited(&req, payload, state.config.body_limit).await?;
+    let input: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(_) => {
+                let err = crate::runtime::CapabilityError::input_invalid(vec![
+                    crate::runtime::InputIssue {
+                        path: String::new(),
+                        message: "The body is not valid JSON.".to_owned(),
+                    },
+                ]);
+                let envelope = Envelope::Error(err);
+                return Ok(HttpResponse::build(rpc_status(&envelope)).json(envelope.to_value()));
+            }
+        }
+    };
+    let envelope = state
+        .runtime
+        .invoke_envelope(
+            &actor,
+            Surface::Direct,
+            &path,
+            input,
+            Correlation::default(),
+        )
+        .await;
+    Ok(HttpResponse::build(rpc_status(&envelope)).json(envelope.to_value()))
+}
+
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The approval card of reference-behaviour N4.
+fn card(r: &ApprovalRecord) -> Value {
+    let mut v = json!({
+        "id": r.id,
+        "capabilityId": r.capability_id,
+        "status": r.status.as_str(),
+        "surface": r.surface.as_str(),
+        "reasons": r.reasons,
+        "risk": r.risk.as_str(),
+        "input": r.input,
+        "requestedAt": rfc3339(r.requested_at),
+        "expiresAt": rfc3339(r.expires_at),
+    });
+    if let Some(d) = &r.decision {
+        let approver = if d.approver.display_name.is_empty() {
+            &d.approver.id
+        } else {
+            &d.approver.display_name
+        };
+        v["decision"] = json!({
+            "status": if d.approved { "approved" } else { "rejected" },
+            "approver": approver,
+            "decidedAt": rfc3339(d.decided_at),
+        });
+    }
+    v
+}
+
+/// The record if it exists and `actor` requested it (anything else is the same 404).
+fn owned_record(state: &AppState, actor: &Actor, id: &str) -> Result<ApprovalRecord, ApiError> {
+    state
+        .runtime
+        .approval(id)
+        .filter(|r| r.actor.id == actor.id)
+        .ok_or(ApiError::NotFound)
+}
+
+async fn list_approvals(state: web::Data<AppState>, actor: Actor) -> HttpResponse {
+    let cards: Vec<Value> = state
+        .runtime
+        .approvals_of(&actor.id)
+        .iter()
+        .filter(|r| r.status == ApprovalStatus::Pending)
+        .map(card)
+        .collect();
+    HttpResponse::Ok().json(cards)
+}
+
+async fn get_approval(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path)?)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DecisionBody {
+    approved: bool,
+    #[serde(default)]
+    thread_id: Option<String>,
+}
+
+/// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
+fn receipt_subject(r: &ApprovalRecord) -> String {
+    let mut parts = Vec::new();
+    if let Some(id) = r
+        .input
+        .get("id")
+        .or_else(|| r.input.get("invoiceId"))
+        .and_then(Value::as_i64)
+    {
+        parts.push(format!("invoice {id}"));
+    }
+    if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
+        parts.push(format_eur(amount));
+    }
+    if parts.is_empty() {
+        r.capability_id.clone()
+    } else {
+        format!("{} ({})", r.capability_id, parts.join(", "))
+    }
+}
+
+async fn decide_approval(
+    actor: Actor,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let record = owned_record(&state, &actor, &path)?;
+    let bytes = read_limited(&req, payload, state.config.body_limit).await?;
+    let body: DecisionBody = serde_json::from_slice(&bytes)
+        .map_err(|_| ApiError::BadRequest("Invalid decision body.".to_owned()))?;
+    let decided = state
+        .runtime
+        .decide(&record.id, &actor, body.approved)
+        .map_err(|e| ApiError::Conflict {
+            code: e.public_code().as_str(),
+            message: if e.code.exposed() {
+                e.message.clone()
+            } else {
+                e.public_code().default_message().to_owned()
+            },
+        })?;
+    let what = receipt_subject(&decided);
+    let (text, ok, resolution) = if !body.approved {
+        (
+            format!("You denied {what}. Nothing was changed."),
+            true,
+            json!({"status": "rejected"}),
+        )
+    } else if decided.surface == Surface::Mcp {
+        (
+            format!("You approved {what}. The requesting MCP session can now run it."),
+            true,
+            json!({"status": "approved"}),
+        )
+    } else {
+        let correlation = Correlation {
+            conversation_id: body.thread_id.clone(),
+            ..Correlation::default()
+        };
+        match state
+            .runtime
+            .resume(&decided.id, &decided.actor, decided.surface, correlation)
+            .await
+        {
+            Envelope::Ok { data } => (
+                format!("You approved {what}, and it completed."),
+                true,
+                json!({"status": "completed", "output": data}),
+            ),
+            Envelope::ApprovalRequired { .. } => (
+                format!("You approved {what}. It is running."),
+                true,
+                json!({"status": "pending"}),
+            ),
+            Envelope::Error(e) => {
+                let public = e.to_public();
+                let message = public.get("message").cloned().unwrap_or(Value::Null);
+                match e.code {
+                    CapabilityErrorCode::Timeout | CapabilityErrorCode::Cancelled => (
+                        format!("You approved {what}, but the run was cancelled."),
+                        false,
+                        json!({"status": "cancelled", "error": {"message": message}}),
+                    ),
+                    CapabilityErrorCode::ApprovalPending => (
+                        format!("You approved {what}. It is running."),
+                        true,
+                        json!({"status": "pending"}),
+                    ),
+                    _ => (
+                        format!(
+                            "You approved {what}, but it failed: {}",
+                            message.as_str().unwrap_or_default()
+                        ),
+                        false,
+                        json!({"status": "failed", "error": {"message": message}}),
+                    ),
+                }
+            }
+        }
+    };
+    if let Some(thread_id) = &body.thread_id {
+        let receipt = json!({"role": "assistant", "content": text});
+        // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
+        if let Err(e) = state
+            .threads
+            .append(&actor.id, thread_id, vec![receipt], None)
+            .await
+        {
+            tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
+        }
+    }
+    Ok(HttpResponse::Ok()
+        .json(json!({"receipt": {"text": text, "ok": ok}, "resolution": resolution})))
+}
+
+fn storage(e: crate::threads::ThreadError) -> ApiError {
+    ApiError::Internal(e.to_string())
+}
+
+async fn list_threads(state: web::Data<AppState>, actor: Actor) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(state.threads.list(&actor.id).await.map_err(storage)?))
+}
+
+async fn get_thread(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let meta = state
+        .threads
+        .get(&actor.id, &path)
+        .await
+        .map_err(storage)?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(meta))
+}
+
+async fn thread_messages(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let messages = state
+        .threads
+        .messages(&actor.id, &path)
+        .await
+        .map_err(storage)?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(messages))
+}
+
+async fn delete_thread(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    if state
+        .threads
+        .delete(&actor.id, &path)
+        .await
+        .map_err(storage)?
+    {
+        Ok(HttpResponse::Ok().json(json!({"ok": true})))
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+async fn demo_reset(state: web::Data<AppState>, actor: Actor) -> Result<HttpResponse, ApiError> {
+    let ledger = match (&state.ledger, state.config.demo) {
+        (Some(l), true) => l,
+        _ => return Err(ApiError::NotFound),
+    };
+    ledger
+        .seed(ledger.today())
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    tracing::info!(actor = %actor.id, "demo ledger reset");
+    Ok(HttpResponse::Ok().json(json!({"ok": true})))
+}

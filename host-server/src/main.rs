@@ -1,0 +1,51 @@
+//! `host-server`: the DPAS agent host with the demo receivables domain.
+
+use std::net::TcpListener;
+use std::process::ExitCode;
+
+use clap::Parser;
+use host_server::config::{Cli, SessionSecret};
+use host_server::{http, AppBuilder, ServerConfig};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    let config = match ServerConfig::from_cli(Cli::parse()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match actix_web::rt::System::new().block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = TcpListener::bind(config.listen)?;
+    let addr = listener.local_addr()?;
+    if config.session_secret == SessionSecret::RandomPerProcess {
+        tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
+    }
+    let database = config.database_url.clone();
+    let model = config.model.to_string();
+    let demo = config.demo;
+    let state = AppBuilder::new(config).build().await?;
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let server = http::serve(state, listener, workers)?;
+    println!(
+        "listening on http://{addr} database={database} model={model}{}",
+        if demo { " demo=on" } else { "" }
+    );
+    server.await?;
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Plain vocabulary of the governed runtime: surfaces, side effects, risk, actors, correlation.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a call comes from; each adapter fixes its own surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Surface {
+    AiSdk,
+    Mcp,
+    Direct,
+    Workflow,
+    Test,
+}
+
+impl Surface {
+    pub const ALL: [Surface; 5] = [
+        Self::AiSdk,
+        Self::Mcp,
+        Self::Direct,
+        Self::Workflow,
+        Self::Test,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::AiSdk => "aiSdk",
+            Self::Mcp => "mcp",
+            Self::Direct => "direct",
+            Self::Workflow => "workflow",
+            Self::Test => "test",
+        }
+    }
+
+    /// Surfaces on which a model, not a person, chooses the call.
+    pub const fn is_model(self) -> bool {
+        matches!(self, Self::AiSdk | Self::Mcp)
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// What a capability does to the world; declared, never inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SideEffect {
+    None,
+    Read,
+    Write,
+    Destructive,
+    External,
+}
+
+impl SideEffect {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Destructive => "destructive",
+            Self::External => "external",
+        }
+    }
+
+    /// `none` and `read` leave the world unchanged.
+    pub const fn is_read_only(self) -> bool {
+        matches!(self, Self::None | Self::Read)
+    }
+}
+
+/// How risky a capability is; drives nothing by itself, policies and audit target it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Risk {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Critical => "critical",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActorKind {
+    User,
+    Service,
+    Automation,
+    Anonymous,
+}
+
+/// Who acts. Built from authenticated transport credentials, never from model output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Actor {
+    /// Stable identity; for signed-in users, the email.
+    pub id: String,
+    pub kind: ActorKind,
+    pub display_name: String,
+    /// Application role (the demo uses `controller` and `analyst`).
+    pub role: String,
+}
+
+impl Actor {
+    pub fn user(
+        id: impl Into<String>,
+        display_name: impl Into<String>,
+        role: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            kind: ActorKind::User,
+            display_name: display_name.into(),
+            role: role.into(),
+        }
+    }
+}
+
+/// Ids that tie a call to the conversation, turn, step and tool call that caused it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Correlation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    /// The tool-call id on model surfaces, doubling as invocation id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+}

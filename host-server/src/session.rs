@@ -1,0 +1,172 @@
+//! Signed session cookies (the `cookie` crate's signed jar) and the actor they carry.
+//! There is no default user: a missing, forged, tampered or expired cookie is 401.
+
+use std::time::Duration;
+
+use cookie::{Cookie, CookieJar, Key, SameSite};
+use dpas_protocol::{HostError, HostErrorCode};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+
+use crate::runtime::{Actor, ActorKind};
+
+pub const COOKIE_NAME: &str = "dpas_session";
+
+/// What the cookie asserts, under the server's signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionClaims {
+    pub email: String,
+    pub name: String,
+    pub role: String,
+    /// Expiry, Unix seconds.
+    pub exp: i64,
+}
+
+impl SessionClaims {
+    pub fn actor(&self) -> Actor {
+        Actor {
+            id: self.email.clone(),
+            kind: ActorKind::User,
+            display_name: self.name.clone(),
+            role: self.role.clone(),
+        }
+    }
+}
+
+/// Signs and verifies session cookies.
+#[derive(Clone)]
+pub struct SessionKeys {
+    key: Key,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for SessionKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionKeys")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionKeys {
+    /// Keys derived from a secret of any length (hashed to the 32-byte master key).
+    pub fn from_secret(secret: &str, ttl: Duration) -> Self {
+        let master = Sha256::digest(secret.as_bytes());
+        Self {
+            key: Key::derive_from(master.as_slice()),
+            ttl,
+        }
+    }
+
+    /// Random per-process keys.
+    pub fn random(ttl: Duration) -> Self {
+        Self {
+            key: Key::generate(),
+            ttl,
+        }
+    }
+
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Claims for `actor`, valid for the configured lifetime from now.
+    pub fn claims_for(&self, actor: &Actor) -> SessionClaims {
+        let ttl = i64::try_from(self.ttl.as_secs()).unwrap_or(i64::MAX);
+        SessionClaims {
+            email: actor.id.clone(),
+            name: actor.display_name.clone(),
+            role: actor.role.clone(),
+            exp: OffsetDateTime::now_utc()
+                .unix_timestamp()
+                .saturating_add(ttl),
+        }
+    }
+
+    /// The signed cookie value for `claims` (also for minting test cookies).
+    pub fn sign(&self, claims: &SessionClaims) -> String {
+        let payload = serde_json::to_string(claims).unwrap_or_default();
+        let mut jar = CookieJar::new();
+        jar.signed_mut(&self.key)
+            .add(Cookie::new(COOKIE_NAME, payload));
+        jar.get(COOKIE_NAME)
+            .map(|c| c.value().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// The `Set-Cookie` for a session of `actor`: signed, HttpOnly, SameSite=Lax, Path=/.
+    pub fn set_cookie(&self, actor: &Actor) -> Cookie<'static> {
+        let value = self.sign(&self.claims_for(actor));
+        let max_age =
+            cookie::time::Duration::seconds(i64::try_from(self.ttl.as_secs()).unwrap_or(i64::MAX));
+        Cookie::build((COOKIE_NAME, value))
+            .http_only(true)
+            .same_site(SameSite::Lax)
+            .path("/")
+            .max_age(max_age)
+            .build()
+    }
+
+    /// Verifies the session cookie in a `Cookie` request header.
+    pub fn verify_header(&self, header: &str) -> Option<SessionClaims> {
+        let raw = Cookie::split_parse_encoded(header.to_owned())
+            .filter_map(Result::ok)
+            .find(|c| c.name() == COOKIE_NAME)?;
+        self.verify_value(raw.value())
+    }
+
+    /// Verifies a signed cookie value: signature, shape and expiry.
+    pub fn verify_value(&self, value: &str) -> Option<SessionClaims> {
+        let mut jar = CookieJar::new();
+        jar.add_original(Cookie::new(COOKIE_NAME, value.to_owned()));
+        let verified = jar.signed(&self.key).get(COOKIE_NAME)?;
+        let claims: SessionClaims = serde_json::from_str(verified.value()).ok()?;
+        if claims.email.is_empty() || claims.exp <= OffsetDateTime::now_utc().unix_timestamp() {
+            return None;
+        }
+        Some(claims)
+    }
+
+    /// The actor of a request, or 401 `UNAUTHENTICATED`.
+    pub fn actor_from_headers(
+        &self,
+        headers: &actix_web::http::header::HeaderMap,
+    ) -> Result<Actor, HostError> {
+        headers
+            .get_all(actix_web::http::header::COOKIE)
+            .filter_map(|h| h.to_str().ok())
+            .find_map(|h| self.verify_header(h))
+            .map(|c| c.actor())
+            .ok_or_else(|| HostError::of(HostErrorCode::Unauthenticated))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_cookies_round_trip_and_reject_tampering() {
+        let keys = SessionKeys::from_secret("secret", Duration::from_secs(60));
+        let actor = Actor::user("carla@example.com", "Carla Controller", "controller");
+        let value = keys.sign(&keys.claims_for(&actor));
+        assert_eq!(
+            keys.verify_value(&value).map(|c| c.actor()),
+            Some(actor.clone())
+        );
+        let tampered = value.replace("controller", "superuser");
+        assert_ne!(tampered, value);
+        assert!(keys.verify_value(&tampered).is_none());
+        let other = SessionKeys::from_secret("other", Duration::from_secs(60));
+        assert!(other.verify_value(&value).is_none());
+        let mut expired = keys.claims_for(&actor);
+        expired.exp = OffsetDateTime::now_utc().unix_timestamp() - 1;
+        assert!(keys.verify_value(&keys.sign(&expired)).is_none());
+        let header = format!("a=b; {}", keys.set_cookie(&actor).encoded());
+        assert_eq!(
+            keys.verify_header(&header).map(|c| c.email),
+            Some("carla@example.com".to_owned())
+        );
+    }
+}
