@@ -5,6 +5,7 @@
 //! the whole prompt, and decides itself what to execute and whether to call again.
 
 pub mod provider;
+pub mod scripted;
 
 pub use provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,

@@ -74,7 +74,10 @@ pub enum ModelEvent {
     },
     ToolCall(ToolCall),
     /// The end of this model step, with its usage (empty when the vendor reported none).
-    Finish { reason: FinishReason, usage: UsageReport },
+    Finish {
+        reason: FinishReason,
+        usage: UsageReport,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +103,10 @@ pub struct ModelError {
 
 impl ModelError {
     pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
+        Self {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
