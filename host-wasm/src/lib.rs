@@ -1,1 +1,21 @@
-//! DPAS host browser loop (pure core + wasm-bindgen layer). See issue #6.
+//! DPAS host browser loop: a pure-Rust core tested natively, and (later) a thin
+//! wasm-bindgen layer. See issue #6.
+//!
+//! The core so far:
+//! - [`capability`]: what a component declares, handlers, and the description prefix;
+//! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
+//! - [`envelope`]: the typed error envelope and invocation results;
+//! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
+
+pub mod canonical;
+pub mod capability;
+pub mod envelope;
+pub mod ids;
+pub mod pattern;
+pub mod schema;
+
+pub use capability::{
+    ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
+    HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
+};
+pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};

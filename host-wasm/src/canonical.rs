@@ -1,0 +1,57 @@
+//! Canonical JSON: object keys sorted recursively, integral floats written as integers.
+//!
+//! Used for the loop guard's call keys and the dedupe fingerprint, so two inputs that differ
+//! only in key order (or `1.0` vs `1`) compare equal.
+
+use serde_json::{Map, Number, Value};
+
+/// The canonical form of a value.
+pub fn canonicalize(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            let mut sorted = Map::new();
+            for key in keys {
+                sorted.insert(key.clone(), canonicalize(&map[key]));
+            }
+            Value::Object(sorted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
+        Value::Number(number) => Value::Number(canonical_number(number)),
+        other => other.clone(),
+    }
+}
+
+fn canonical_number(number: &Number) -> Number {
+    match number.as_f64() {
+        // -0 and integral floats inside the exact-integer range become plain integers.
+        Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+            Number::from(f as i64)
+        }
+        _ => number.clone(),
+    }
+}
+
+/// The canonical JSON text of a value.
+pub fn to_canonical_string(value: &Value) -> String {
+    serde_json::to_string(&canonicalize(value)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_sort_recursively_and_numbers_normalise() {
+        let a = json!({ "b": 1, "a": { "z": [ { "y": 1.0, "x": -0.0 } ], "c": "s" } });
+        assert_eq!(
+            to_canonical_string(&a),
+            r#"{"a":{"c":"s","z":[{"x":0,"y":1}]},"b":1}"#
+        );
+        let b = json!({ "a": { "c": "s", "z": [ { "x": 0, "y": 1 } ] }, "b": 1 });
+        assert_eq!(to_canonical_string(&a), to_canonical_string(&b));
+        assert_eq!(to_canonical_string(&json!(1.5)), "1.5");
+    }
+}
