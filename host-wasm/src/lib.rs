@@ -5,14 +5,18 @@
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
 //! - [`envelope`]: the typed error envelope and invocation results;
+//! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
+//! - [`guard`]: the J8 loop guard and J7 unexecuted results;
 //! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
 
 pub mod canonical;
 pub mod capability;
 pub mod envelope;
+pub mod guard;
 pub mod ids;
 pub mod pattern;
 pub mod schema;
+pub mod settle;
 
 pub use capability::{
     ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
