@@ -2,6 +2,7 @@
 //! wasm-bindgen layer. See issue #6.
 //!
 //! The core so far:
+//! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
 //! - [`envelope`]: the typed error envelope and invocation results;
@@ -15,6 +16,7 @@ pub mod envelope;
 pub mod guard;
 pub mod ids;
 pub mod pattern;
+pub mod registry;
 pub mod schema;
 pub mod settle;
 
@@ -23,3 +25,6 @@ pub use capability::{
     HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
 };
 pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+pub use registry::{
+    ComponentHandle, ComponentUpdate, InvokeRequest, Surface, SurfaceEvent, SurfaceOptions,
+};

@@ -1,0 +1,216 @@
+//! Structural checks of a component definition at registration, and bound-key capture.
+
+use crate::capability::{ComponentDef, ProcedureDef};
+use crate::ids;
+use crate::schema::{check_schema, BoundField};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Longest component description.
+pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
+/// Longest capability description.
+pub const MAX_CAPABILITY_DESCRIPTION: usize = 300;
+
+/// The structural-defect codes of agent-surface's `AgentSurfaceDefinitionError`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefinitionErrorCode {
+    InvalidId,
+    InvalidDefinition,
+    UnsupportedSchema,
+    PlaneViolation,
+    DuplicateCapability,
+    LimitExceeded,
+}
+
+impl DefinitionErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidId => "INVALID_ID",
+            Self::InvalidDefinition => "INVALID_DEFINITION",
+            Self::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
+            Self::PlaneViolation => "PLANE_VIOLATION",
+            Self::DuplicateCapability => "DUPLICATE_CAPABILITY",
+            Self::LimitExceeded => "LIMIT_EXCEEDED",
+        }
+    }
+}
+
+/// A definition the registry refuses; for the developer, never for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefinitionError {
+    pub code: DefinitionErrorCode,
+    pub message: String,
+}
+
+impl std::fmt::Display for DefinitionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for DefinitionError {}
+
+fn fail(code: DefinitionErrorCode, message: String) -> Result<(), DefinitionError> {
+    Err(DefinitionError { code, message })
+}
+
+fn check_description(owner: &str, text: &str, max: usize) -> Result<(), DefinitionError> {
+    let length = text.chars().count();
+    if length == 0 {
+        return fail(
+            DefinitionErrorCode::InvalidDefinition,
+            format!("{owner} needs a description"),
+        );
+    }
+    if length > max {
+        return fail(
+            DefinitionErrorCode::LimitExceeded,
+            format!("{owner} has a {length}-character description, over the limit of {max}"),
+        );
+    }
+    Ok(())
+}
+
+fn check_schema_of(
+    owner: &str,
+    which: &str,
+    schema: &Value,
+    input: bool,
+) -> Result<(), DefinitionError> {
+    if let Err(reason) = check_schema(schema) {
+        return fail(
+            DefinitionErrorCode::UnsupportedSchema,
+            format!("{owner} {which} schema: {reason}"),
+        );
+    }
+    if input && schema.get("type").and_then(Value::as_str) != Some("object") {
+        return fail(
+            DefinitionErrorCode::UnsupportedSchema,
+            format!("{owner} {which} schema must be an object schema"),
+        );
+    }
+    Ok(())
+}
+
+/// Checks ids, descriptions, effects and schemas of a definition.
+pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
+    let component_type = &def.component_type;
+    if !ids::is_component_type(component_type) {
+        return fail(
+            DefinitionErrorCode::InvalidId,
+            format!("component type \"{component_type}\" is not valid"),
+        );
+    }
+    if let Some(instance) = def
+        .instance_id
+        .as_deref()
+        .filter(|i| !ids::is_instance_id(i))
+    {
+        return fail(
+            DefinitionErrorCode::InvalidId,
+            format!("instance id \"{instance}\" is not valid"),
+        );
+    }
+    check_description(component_type, &def.description, MAX_COMPONENT_DESCRIPTION)?;
+    let mut names = HashSet::new();
+    let view = def
+        .observations
+        .iter()
+        .map(|o| (&o.name, &o.description))
+        .chain(def.actions.iter().map(|a| (&a.name, &a.description)));
+    for (name, description) in view {
+        let id = ids::view_capability_id(component_type, name);
+        if !ids::is_capability_name(name) || ids::parse_capability_id(&id).is_none() {
+            return fail(
+                DefinitionErrorCode::InvalidId,
+                format!("capability id \"{id}\" is not valid"),
+            );
+        }
+        if !names.insert(name.as_str()) {
+            return fail(
+                DefinitionErrorCode::DuplicateCapability,
+                format!("{id} is declared twice"),
+            );
+        }
+        check_description(&id, description, MAX_CAPABILITY_DESCRIPTION)?;
+    }
+    for observation in &def.observations {
+        let id = ids::view_capability_id(component_type, &observation.name);
+        check_schema_of(&id, "output", &observation.output_schema, false)?;
+    }
+    for action in &def.actions {
+        let id = ids::view_capability_id(component_type, &action.name);
+        if !action.effect.is_view_action_effect() {
+            return fail(
+                DefinitionErrorCode::PlaneViolation,
+                format!(
+                    "{id} declares effect {}; a view action is local-state or navigation",
+                    action.effect.as_str()
+                ),
+            );
+        }
+        check_schema_of(&id, "input", &action.input_schema, true)?;
+        if let Some(output) = &action.output_schema {
+            check_schema_of(&id, "output", output, false)?;
+        }
+    }
+    let mut paths = HashSet::new();
+    for procedure in &def.procedures {
+        validate_procedure(procedure)?;
+        if !paths.insert(procedure.path.as_str()) {
+            return fail(
+                DefinitionErrorCode::DuplicateCapability,
+                format!(
+                    "domain:{} is referenced twice by one component",
+                    procedure.path
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn validate_procedure(procedure: &ProcedureDef) -> Result<(), DefinitionError> {
+    let id = ids::domain_capability_id(&procedure.path);
+    if ids::parse_capability_id(&id).is_none() {
+        return fail(
+            DefinitionErrorCode::InvalidId,
+            format!("capability id \"{id}\" is not valid"),
+        );
+    }
+    if !procedure.effect.is_domain_effect() {
+        return fail(
+            DefinitionErrorCode::PlaneViolation,
+            format!(
+                "{id} declares effect {}; a domain reference has a server effect",
+                procedure.effect.as_str()
+            ),
+        );
+    }
+    check_description(&id, &procedure.description, MAX_CAPABILITY_DESCRIPTION)?;
+    check_schema_of(&id, "input", &procedure.input_schema, true)?;
+    if let Some(output) = &procedure.output_schema {
+        check_schema_of(&id, "output", output, false)?;
+    }
+    Ok(())
+}
+
+/// Bound keys are captured once, by calling `bind()` at registration; a binding that
+/// throws then degrades to no bound keys.
+pub fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
+    def.procedures
+        .iter()
+        .map(|procedure| {
+            let keys = match procedure.bind.as_ref().map(|bind| bind()) {
+                Some(Ok(values)) => values.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            keys.into_iter()
+                .map(|path| BoundField {
+                    locked: !procedure.overridable_fields.contains(&path),
+                    path,
+                })
+                .collect()
+        })
+        .collect()
+}
