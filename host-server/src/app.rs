@@ -68,6 +68,12 @@ impl AppBuilder {
         }
     }
 
+    /// Adjusts the configuration before building.
+    pub fn with_config(mut self, f: impl FnOnce(&mut ServerConfig)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
     /// Registers (or not) the demo receivables capabilities and policies.
     pub fn demo_domain(mut self, on: bool) -> Self {
         self.demo_domain = on;

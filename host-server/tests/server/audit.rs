@@ -1,0 +1,141 @@
+//! The audit stream: entries per pipeline stage, the actor filter and the bounded reader.
+
+use host_server::runtime::audit::SUBSCRIBER_CAPACITY;
+use host_server::runtime::{AuditDraft, AuditSource, Surface};
+use host_server::Correlation;
+use serde_json::json;
+
+use crate::common::{ada, carla, start};
+
+#[actix_web::test]
+async fn invocations_are_audited_per_actor_with_correlation() {
+    let s = start().await;
+    let rt = &s.state.runtime;
+    let mut carla_reader = rt.subscribe(Some(&carla().id));
+    let mut everyone = rt.subscribe(None);
+
+    let correlation = Correlation {
+        conversation_id: Some("cnv_a".into()),
+        turn_id: Some("trn_a".into()),
+        step_id: Some("stp_a".into()),
+        invocation_id: Some("stc_3".into()),
+    };
+    let env = rt
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "collections-aging",
+            json!({}),
+            correlation.clone(),
+        )
+        .await;
+    assert_eq!(env["status"], "ok");
+    rt.invoke(
+        &ada(),
+        Surface::AiSdk,
+        "delete-invoice",
+        json!({"id": 10}),
+        Correlation::default(),
+    )
+    .await;
+    s.state
+        .runtime
+        .audit()
+        .record(AuditDraft::new(AuditSource::Host, "catalog.undecodable"));
+
+    let mine = carla_reader.drain();
+    let kinds: Vec<&str> = mine.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "capability.requested",
+            "capability.started",
+            "capability.completed"
+        ]
+    );
+    for e in &mine {
+        assert_eq!(e.actor_id.as_deref(), Some("carla@example.com"));
+        assert_eq!(e.capability_id.as_deref(), Some("collections-aging"));
+        assert_eq!(e.correlation, correlation);
+        assert!(e
+            .execution_id
+            .as_deref()
+            .is_some_and(|x| x.starts_with("exe_")));
+    }
+    assert_eq!(
+        mine[0].data,
+        Some(json!({"sideEffect": "read", "risk": "low"}))
+    );
+    assert_eq!(mine[1].data, Some(json!({"attempt": 1})));
+    let completed = mine[2].data.clone().unwrap_or_default();
+    assert!(completed["durationMs"].is_u64());
+    assert_eq!(completed["attempts"], 1);
+    let wire = serde_json::to_value(&*mine[0]).expect("serialises");
+    assert_eq!(wire["type"], "capability.requested");
+    assert_eq!(wire["actorId"], "carla@example.com");
+    assert_eq!(wire["correlation"]["stepId"], "stp_a");
+    assert_eq!(wire["correlation"]["invocationId"], "stc_3");
+    assert_eq!(carla_reader.dropped(), 0);
+
+    let all = everyone.drain();
+    assert_eq!(
+        all.len(),
+        3 + 2 + 1,
+        "carla's three, ada's requested + denied, and the host entry"
+    );
+    let denied = all
+        .iter()
+        .find(|e| e.kind == "capability.denied")
+        .expect("denied entry");
+    assert_eq!(denied.actor_id.as_deref(), Some("ada@example.com"));
+    assert_eq!(
+        denied.data,
+        Some(json!({"reason": "hidden", "publicCode": "CAPABILITY_NOT_FOUND"}))
+    );
+    assert!(all
+        .iter()
+        .any(|e| e.kind == "catalog.undecodable" && e.actor_id.is_none()));
+}
+
+#[actix_web::test]
+async fn a_slow_reader_keeps_its_bound_and_counts_what_it_dropped() {
+    let s = start().await;
+    let hub = s.state.runtime.audit();
+    let mut reader = hub.subscribe(Some("carla@example.com"));
+    let extra = 57;
+    for n in 0..(SUBSCRIBER_CAPACITY + extra) {
+        hub.record(AuditDraft {
+            actor_id: Some("carla@example.com".into()),
+            data: Some(json!({"n": n})),
+            ..AuditDraft::new(AuditSource::Host, "test.entry")
+        });
+        // Other actors' and actor-less entries neither reach this reader nor count as its drops.
+        hub.record(AuditDraft {
+            actor_id: Some("ada@example.com".into()),
+            ..AuditDraft::new(AuditSource::Host, "test.other")
+        });
+        hub.record(AuditDraft::new(AuditSource::Host, "test.anonymous"));
+    }
+    let first = reader.try_next().expect("an entry is waiting");
+    assert_eq!(first.data, Some(json!({"n": 0})));
+    assert_eq!(reader.dropped(), extra as u64);
+    let rest = reader.drain();
+    assert_eq!(rest.len(), SUBSCRIBER_CAPACITY - 1);
+    assert!(rest.iter().all(|e| e.kind == "test.entry"));
+    assert_eq!(
+        rest.last().and_then(|e| e.data.clone()),
+        Some(json!({"n": SUBSCRIBER_CAPACITY - 1})),
+        "the oldest are kept"
+    );
+
+    // Once drained, the reader has room again.
+    hub.record(AuditDraft {
+        actor_id: Some("carla@example.com".into()),
+        ..AuditDraft::new(AuditSource::Host, "test.after")
+    });
+    assert_eq!(
+        reader.next().await.map(|e| e.kind.clone()),
+        Some("test.after".to_owned())
+    );
+    assert_eq!(reader.dropped(), extra as u64);
+}

@@ -1,0 +1,255 @@
+//! Discovery per actor, surface and scope; concealment of unknown, unexposed and hidden ids.
+
+use host_server::runtime::Surface;
+use host_server::Correlation;
+use serde_json::json;
+
+use crate::common::{ada, carla, start};
+
+fn ids(list: &[host_server::runtime::CapabilityInfo]) -> Vec<&str> {
+    list.iter().map(|c| c.id.as_str()).collect()
+}
+
+fn tags(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[actix_web::test]
+async fn discovery_depends_on_actor_surface_and_scope() {
+    let s = start().await;
+    let rt = &s.state.runtime;
+
+    let controller_ai = rt.discover(&carla(), Surface::AiSdk, None);
+    assert_eq!(
+        ids(&controller_ai),
+        [
+            "list-invoices",
+            "create-invoice",
+            "update-invoice",
+            "issue-invoice",
+            "delete-invoice",
+            "mark-invoice-paid",
+            "list-clients",
+            "receivables-summary",
+            "collections-aging"
+        ]
+    );
+    let gated: Vec<&str> = controller_ai
+        .iter()
+        .filter(|c| c.requires_approval)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(gated, ["issue-invoice", "delete-invoice"]);
+    let issue = &controller_ai[3];
+    assert_eq!(issue.input_schema["properties"]["id"]["type"], "integer");
+    assert_eq!(issue.input_schema["required"], json!(["id"]));
+    assert_eq!(
+        issue.input_schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+
+    // The pending screen's floor.
+    let pending = tags(&["app", "invoices", "reporting", "collections"]);
+    assert_eq!(
+        rt.discover(&carla(), Surface::AiSdk, Some(&pending)).len(),
+        8
+    );
+    assert_eq!(
+        ids(&rt.discover(&ada(), Surface::AiSdk, Some(&pending))),
+        ["list-invoices", "receivables-summary", "collections-aging"]
+    );
+    assert_eq!(
+        ids(&rt.discover(&ada(), Surface::AiSdk, None)),
+        [
+            "list-invoices",
+            "list-clients",
+            "receivables-summary",
+            "collections-aging"
+        ]
+    );
+    assert!(rt
+        .discover(&carla(), Surface::AiSdk, Some(&tags(&["app"])))
+        .is_empty());
+    assert!(
+        rt.discover(&carla(), Surface::AiSdk, Some(&[])).is_empty(),
+        "an empty scope matches nothing"
+    );
+
+    // The contextual capability is offered on direct and mcp only, and never to analysts.
+    let chase = |surface| {
+        rt.discover(&carla(), surface, None)
+            .iter()
+            .any(|c| c.id == "update-collection-status")
+    };
+    assert!(chase(Surface::Direct));
+    assert!(chase(Surface::Mcp));
+    assert!(!chase(Surface::AiSdk));
+    assert!(!rt
+        .discover(&ada(), Surface::Direct, None)
+        .iter()
+        .any(|c| c.id == "update-collection-status"));
+    // Direct calls are never gated.
+    assert!(rt
+        .discover(&carla(), Surface::Direct, None)
+        .iter()
+        .all(|c| !c.requires_approval));
+}
+
+#[actix_web::test]
+async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
+    let s = start().await;
+    let rt = &s.state.runtime;
+    let not_found = json!({"status": "error", "error": {"code": "CAPABILITY_NOT_FOUND", "message": "Capability not found.", "retryable": false}});
+
+    let unknown = rt
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "no-such-capability",
+            json!({}),
+            Correlation::default(),
+        )
+        .await;
+    let unexposed = rt
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "update-collection-status",
+            json!({"invoiceId": 1}),
+            Correlation::default(),
+        )
+        .await;
+    let hidden = rt
+        .invoke(
+            &ada(),
+            Surface::AiSdk,
+            "issue-invoice",
+            json!({"id": 5}),
+            Correlation::default(),
+        )
+        .await;
+    // Exposure is checked before validation, so even invalid input cannot reveal existence.
+    let unexposed_invalid = rt
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "update-collection-status",
+            json!({"invoiceId": "x"}),
+            Correlation::default(),
+        )
+        .await;
+    for envelope in [&unknown, &unexposed, &hidden, &unexposed_invalid] {
+        assert_eq!(envelope, &not_found);
+    }
+    assert!(
+        rt.approvals_of(&ada().id).is_empty(),
+        "hide beats approval: no record for the analyst"
+    );
+
+    // Over HTTP, the analyst's write and an unknown id are byte-identical 404s.
+    let ada_cookie = s.sign_in("analyst").await;
+    let hidden = s
+        .post(
+            "/rpc/create-invoice",
+            Some(&ada_cookie),
+            json!({"clientId": 1, "amount": 1}),
+        )
+        .await;
+    let unknown = s
+        .post(
+            "/rpc/create-nothing",
+            Some(&ada_cookie),
+            json!({"clientId": 1, "amount": 1}),
+        )
+        .await;
+    assert_eq!((hidden.status, &hidden.body), (404, &not_found));
+    assert_eq!((unknown.status, &unknown.body), (404, &not_found));
+    // Reads stay open to the analyst.
+    let (status, _) = s.rpc(&ada_cookie, "receivables-summary", json!({})).await;
+    assert_eq!(status, 200);
+}
+
+#[actix_web::test]
+async fn input_is_validated_against_the_schema_with_issue_paths() {
+    let s = start().await;
+    let carla_cookie = s.sign_in("controller").await;
+
+    let (status, env) = s
+        .rpc(&carla_cookie, "issue-invoice", json!({"id": "five"}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(env["status"], "error");
+    assert_eq!(env["error"]["code"], "INPUT_INVALID");
+    assert_eq!(env["error"]["message"], "Input validation failed.");
+    assert_eq!(env["error"]["retryable"], false);
+    let issues = env["error"]["details"]["issues"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0]["path"], "/id");
+    assert!(
+        !issues[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("five"),
+        "issues never echo values"
+    );
+
+    let (status, env) = s
+        .rpc(
+            &carla_cookie,
+            "create-invoice",
+            json!({"clientId": 0, "amount": 10, "dueDate": "29/11/2026"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let mut paths: Vec<String> = env["error"]["details"]["issues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["path"].as_str().map(str::to_owned))
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["/clientId", "/dueDate"]);
+
+    let (status, env) = s
+        .rpc(&carla_cookie, "create-invoice", json!({"amount": 10}))
+        .await;
+    assert_eq!(
+        (status, env["error"]["details"]["issues"][0]["path"].clone()),
+        (400, json!(""))
+    );
+
+    let (status, env) = s
+        .rpc(&carla_cookie, "list-invoices", json!({"kind": "overdue"}))
+        .await;
+    assert_eq!(
+        (status, env["error"]["details"]["issues"][0]["path"].clone()),
+        (400, json!("/kind"))
+    );
+
+    // Unknown keys are dropped, not rejected; an invalid gated call on a model surface is
+    // refused before any approval is recorded.
+    let (status, _) = s
+        .rpc(
+            &carla_cookie,
+            "list-invoices",
+            json!({"kind": "draft", "colour": "red"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let env = s
+        .state
+        .runtime
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "issue-invoice",
+            json!({"id": -1}),
+            Correlation::default(),
+        )
+        .await;
+    assert_eq!(env["error"]["code"], "INPUT_INVALID");
+    assert!(s.state.runtime.approvals_of(&carla().id).is_empty());
+}

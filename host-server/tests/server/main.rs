@@ -1,0 +1,11 @@
+//! Integration tests: real HTTP against the server on an ephemeral port.
+
+mod common;
+
+mod approvals;
+mod audit;
+mod discovery;
+mod hygiene;
+mod ledger;
+mod sessions;
+mod threads;

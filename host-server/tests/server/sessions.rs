@@ -1,0 +1,143 @@
+//! Sessions: signed cookies, and 401 for every endpoint but health and the demo sign-in when the
+//! cookie is missing, forged, tampered with or expired. There is no default user.
+
+use host_server::config::ServerConfig;
+use host_server::session::{SessionKeys, COOKIE_NAME};
+use host_server::AppBuilder;
+use serde_json::json;
+use std::time::Duration;
+use time::OffsetDateTime;
+
+use crate::common::{carla, start, start_with, TestServer, SECRET};
+
+/// Every endpoint that needs a session, with a body where it takes one.
+const PROTECTED: &[(&str, &str, Option<&str>)] = &[
+    ("GET", "/api/session", None),
+    ("POST", "/rpc/list-invoices", Some("{}")),
+    ("POST", "/rpc/no-such-capability", Some("{}")),
+    ("GET", "/api/approvals", None),
+    ("GET", "/api/approvals/apr_x", None),
+    ("POST", "/api/approvals/apr_x", Some(r#"{"approved":true}"#)),
+    ("GET", "/api/threads", None),
+    ("GET", "/api/threads/cnv_x", None),
+    ("GET", "/api/threads/cnv_x/model-messages", None),
+    ("DELETE", "/api/threads/cnv_x", None),
+    ("POST", "/api/demo/reset", Some("{}")),
+];
+
+async fn assert_all_unauthenticated(s: &TestServer, cookie: Option<&str>, label: &str) {
+    for (method, path, body) in PROTECTED {
+        let reply = s.send(method, path, cookie, body.map(str::to_owned)).await;
+        assert_eq!(reply.status, 401, "{label}: {method} {path}");
+        assert_eq!(
+            reply.body,
+            json!({"error": {"code": "UNAUTHENTICATED", "message": "Sign in to continue."}}),
+            "{label}: {method} {path}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn missing_forged_tampered_and_expired_cookies_are_401() {
+    let s = start().await;
+    assert_all_unauthenticated(&s, None, "no cookie").await;
+    assert_all_unauthenticated(&s, Some("dpas_session=not-a-signed-value"), "garbage").await;
+
+    let keys = SessionKeys::from_secret(SECRET, Duration::from_secs(3600));
+    let valid = keys.sign(&keys.claims_for(&carla()));
+    // The reference's default secret, and any other key, forge nothing.
+    let foreign = SessionKeys::from_secret("dpas-dev-secret-change-me", Duration::from_secs(3600));
+    let forged = foreign.sign(&foreign.claims_for(&carla()));
+    assert_all_unauthenticated(&s, Some(&format!("{COOKIE_NAME}={forged}")), "forged").await;
+
+    let tampered = valid.replace("controller", "analyst");
+    assert_ne!(tampered, valid);
+    assert_all_unauthenticated(&s, Some(&format!("{COOKIE_NAME}={tampered}")), "tampered").await;
+
+    let mut claims = keys.claims_for(&carla());
+    claims.exp = OffsetDateTime::now_utc().unix_timestamp() - 1;
+    let expired = keys.sign(&claims);
+    assert_all_unauthenticated(&s, Some(&format!("{COOKIE_NAME}={expired}")), "expired").await;
+
+    // The same valid value is accepted, so the 401s above are about the cookie alone.
+    let ok = s
+        .get("/api/session", Some(&format!("{COOKIE_NAME}={valid}")))
+        .await;
+    assert_eq!(ok.status, 200);
+}
+
+#[actix_web::test]
+async fn health_and_demo_sign_in_need_no_session() {
+    let s = start().await;
+    let health = s.get("/api/health", None).await;
+    assert_eq!((health.status, health.body), (200, json!({"ok": true})));
+
+    let reply = s
+        .post("/api/session", None, json!({"role": "analyst"}))
+        .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.body,
+        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}})
+    );
+    let set = reply.set_cookie.expect("a cookie is set");
+    assert!(set.starts_with("dpas_session="));
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(
+            set.split("; ").any(|a| a == attribute),
+            "{attribute} missing in {set}"
+        );
+    }
+    let cookie = set.split(';').next().unwrap_or_default();
+    let session = s.get("/api/session", Some(cookie)).await;
+    assert_eq!(
+        session.body,
+        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}, "models": ["scripted"], "defaultModel": "scripted"})
+    );
+
+    let bad = s.post("/api/session", None, json!({"role": "admin"})).await;
+    assert_eq!(
+        (bad.status, bad.body),
+        (
+            400,
+            json!({"error": {"code": "BAD_REQUEST", "message": "Unknown role."}})
+        )
+    );
+    let malformed = s
+        .send("POST", "/api/session", None, Some("{role:".into()))
+        .await;
+    assert_eq!(
+        (malformed.status, malformed.body["error"]["code"].clone()),
+        (400, json!("BAD_REQUEST"))
+    );
+}
+
+#[actix_web::test]
+async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
+    let mut config = ServerConfig::for_tests(SECRET);
+    config.demo = false;
+    config.model = host_server::ModelSpec::None;
+    let s = start_with(AppBuilder::new(config)).await;
+    let sign_in = s
+        .post("/api/session", None, json!({"role": "controller"}))
+        .await;
+    assert_eq!((sign_in.status, sign_in.set_cookie), (404, None));
+
+    let keys = SessionKeys::from_secret(SECRET, Duration::from_secs(60));
+    let cookie = format!("{COOKIE_NAME}={}", keys.sign(&keys.claims_for(&carla())));
+    let session = s.get("/api/session", Some(&cookie)).await;
+    assert_eq!(session.body["models"], json!([]));
+    assert_eq!(session.body["defaultModel"], json!(null));
+    assert_eq!(
+        s.post("/api/demo/reset", Some(&cookie), json!({}))
+            .await
+            .status,
+        404
+    );
+    // The domain is registered but not seeded without --demo.
+    let (status, env) = s.rpc(&cookie, "receivables-summary", json!({})).await;
+    assert_eq!(
+        (status, env["data"]["invoiceCount"].clone()),
+        (200, json!(0))
+    );
+}
