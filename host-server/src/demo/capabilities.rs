@@ -27,12 +27,9 @@ fn patch<T>(v: Option<Option<T>>) -> Patch<Option<T>> {
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ListKind {
-    /// Issued and still unpaid.
     Pending,
-    /// Every invoice.
     #[default]
     All,
-    /// Never issued.
     Draft,
 }
 
@@ -45,9 +42,11 @@ pub struct ListInvoicesInput {
     /// Only this client's invoices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 9007199254740991_i64))]
+    #[schemars(with = "i64")]
     pub client_id: Option<i64>,
     /// Only invoices past their due date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub overdue_only: Option<bool>,
 }
 
@@ -62,13 +61,16 @@ pub struct CreateInvoiceInput {
     /// YYYY-MM-DD; today when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "String")]
     pub issue_date: Option<String>,
     /// YYYY-MM-DD; the issue date plus the client's payment terms when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "String")]
     pub due_date: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
+    #[schemars(with = "Option<String>")]
     pub notes: Option<String>,
 }
 
@@ -80,10 +82,12 @@ pub struct UpdateInvoiceInput {
     /// New amount in cents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 9007199254740991_i64))]
+    #[schemars(with = "i64")]
     pub amount: Option<i64>,
     /// New due date, YYYY-MM-DD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "String")]
     pub due_date: Option<String>,
     /// New notes; null clears them.
     #[serde(
@@ -92,6 +96,7 @@ pub struct UpdateInvoiceInput {
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(length(max = 500))]
+    #[schemars(with = "Option<String>")]
     pub notes: Option<Option<String>>,
 }
 
@@ -109,10 +114,12 @@ pub struct MarkPaidInput {
     /// Payment date, YYYY-MM-DD; today when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "String")]
     pub paid_date: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("properties" = {}))]
 pub struct NoInput {}
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -127,10 +134,12 @@ pub struct UpdateCollectionStatusInput {
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "Option<String>")]
     pub last_reminder_date: Option<Option<String>>,
     /// How many reminders have been sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 99))]
+    #[schemars(with = "i64")]
     pub reminders_sent: Option<i64>,
     /// The payment date the client promised, YYYY-MM-DD; null erases it.
     #[serde(
@@ -139,6 +148,7 @@ pub struct UpdateCollectionStatusInput {
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    #[schemars(with = "Option<String>")]
     pub expected_payment_date: Option<Option<String>>,
     /// Free-text chase note; null erases it.
     #[serde(
@@ -147,6 +157,7 @@ pub struct UpdateCollectionStatusInput {
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(length(max = 500))]
+    #[schemars(with = "Option<String>")]
     pub note: Option<Option<String>>,
 }
 
@@ -336,4 +347,102 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         aging,
         collection,
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn registry() -> Vec<Capability> {
+        let pool = crate::db::connect("sqlite::memory:").await.expect("db");
+        capabilities(&Ledger::new(pool))
+            .into_iter()
+            .map(|c| c.expect("valid capability"))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn schemas_match_the_reference_inputs() {
+        let caps = registry().await;
+        let schema = |id: &str| {
+            caps.iter()
+                .find(|c| c.meta.id == id)
+                .map(|c| c.meta.input_schema.clone())
+                .expect("capability")
+        };
+        let int_plus = json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": 9007199254740991_i64});
+
+        let list = schema("list-invoices");
+        assert_eq!(
+            list["properties"]["kind"]["enum"],
+            json!(["pending", "all", "draft"])
+        );
+        assert_eq!(list["properties"]["kind"]["default"], "all");
+        assert_eq!(list["properties"]["overdueOnly"]["type"], "boolean");
+        assert!(list.get("required").is_none());
+        let client_id = &list["properties"]["clientId"];
+        assert_eq!(client_id["type"], "integer");
+        assert_eq!(client_id["minimum"], 1);
+
+        let create = schema("create-invoice");
+        assert_eq!(create["required"], json!(["clientId", "amount"]));
+        assert_eq!(create["properties"]["issueDate"]["type"], "string");
+        assert_eq!(
+            create["properties"]["issueDate"]["pattern"],
+            r"^\d{4}-\d{2}-\d{2}$"
+        );
+        assert_eq!(
+            create["properties"]["notes"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(create["properties"]["notes"]["maxLength"], 500);
+        assert_eq!(schema("issue-invoice")["properties"]["id"], int_plus);
+        assert_eq!(
+            schema("list-clients"),
+            json!({"type": "object", "properties": {}, "$schema": "https://json-schema.org/draft/2020-12/schema"})
+        );
+        let chase = schema("update-collection-status");
+        assert_eq!(chase["properties"]["remindersSent"]["maximum"], 99);
+        assert_eq!(
+            chase["properties"]["lastReminderDate"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(chase["required"], json!(["invoiceId"]));
+
+        let list_cap = caps
+            .iter()
+            .find(|c| c.meta.id == "list-invoices")
+            .expect("list-invoices");
+        assert!(
+            list_cap.validate(&json!({"clientId": null})).is_err(),
+            "optional is not nullable"
+        );
+        assert_eq!(
+            list_cap.validate(&json!({"extra": 1})).ok(),
+            Some(json!({"kind": "all"})),
+            "unknown keys dropped, defaults filled"
+        );
+        let chase_cap = caps
+            .iter()
+            .find(|c| c.meta.id == "update-collection-status")
+            .expect("chase");
+        assert_eq!(
+            chase_cap
+                .validate(&json!({"invoiceId": 1, "note": null}))
+                .ok(),
+            Some(json!({"invoiceId": 1, "note": null})),
+            "an explicit null survives normalisation; absent keys stay absent"
+        );
+    }
+
+    #[test]
+    fn model_surfaces_get_at_most_fifty_rows() {
+        let rows: Vec<Value> = (0..51).map(|i| json!({"id": i})).collect();
+        let capped = cap_rows_for_model(Value::Array(rows));
+        assert_eq!(capped["totalRows"], 51);
+        assert_eq!(capped["truncatedForModel"], true);
+        assert_eq!(capped["rows"].as_array().map(Vec::len), Some(50));
+        let few = json!([{"id": 1}]);
+        assert_eq!(cap_rows_for_model(few.clone()), few);
+    }
 }

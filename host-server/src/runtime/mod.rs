@@ -187,11 +187,20 @@ impl RuntimeBuilder {
                 Err(e) => errors.push(e),
             }
         }
-        if !errors.is_empty() {
-            return Err(RegistryError::Aggregate(errors));
-        }
+        let registry = match Registry::new(caps) {
+            Ok(r) if errors.is_empty() => r,
+            Ok(_) => return Err(RegistryError::Aggregate(errors)),
+            Err(RegistryError::Aggregate(dups)) => {
+                errors.extend(dups);
+                return Err(RegistryError::Aggregate(errors));
+            }
+            Err(e) => {
+                errors.push(e);
+                return Err(RegistryError::Aggregate(errors));
+            }
+        };
         Ok(Runtime {
-            registry: Registry::new(caps)?,
+            registry,
             policies: self.policies,
             approvals: self
                 .approvals

@@ -4,6 +4,7 @@ mod common;
 
 mod approvals;
 mod audit;
+mod builder;
 mod discovery;
 mod hygiene;
 mod ledger;

@@ -1,0 +1,188 @@
+//! The builder API: an embedder registers its own capability and policies next to the demo.
+
+use std::time::Duration;
+
+use host_server::runtime::{
+    policy_fn, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk, SideEffect,
+    Surface,
+};
+use host_server::Correlation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::common::{builder, carla, start_with};
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct EchoInput {
+    text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct EchoOutput {
+    echoed: String,
+    by: String,
+}
+
+#[actix_web::test]
+async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
+    let app = builder().register(|rt, _pool| {
+        rt.capability(
+            Capability::builder("echo")
+                .description("Repeats the text back.")
+                .side_effect(SideEffect::Read)
+                .risk(Risk::Low)
+                .tags(["tools"])
+                .expose(&[Surface::Direct, Surface::AiSdk])
+                .handler(|ctx, i: EchoInput| async move {
+                    if i.text == "boom" {
+                        return Err(HandlerError::Internal("the echo chamber collapsed".into()));
+                    }
+                    Ok(EchoOutput {
+                        echoed: i.text,
+                        by: ctx.actor.id,
+                    })
+                }),
+        )
+        .capability(
+            Capability::builder("slow")
+                .description("Takes longer than it may.")
+                .side_effect(SideEffect::Read)
+                .expose(&[Surface::Direct])
+                .timeout(Duration::from_millis(50))
+                .handler(
+                    |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        Ok(json!(null))
+                    },
+                ),
+        )
+        .capability(
+            Capability::builder("fragile")
+                .description("Guarded by a broken policy.")
+                .side_effect(SideEffect::Read)
+                .expose(&[Surface::Direct])
+                .policy(policy_fn("broken", &[PolicyPhase::Invocation], |_| {
+                    Err(PolicyError("no answer".into()))
+                }))
+                .handler(
+                    |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
+                        Ok(json!("ran"))
+                    },
+                ),
+        )
+        .policy(policy_fn(
+            "analysts-may-not-echo",
+            &[PolicyPhase::Invocation],
+            |req| {
+                Ok(
+                    if req.capability.id == "echo" && req.actor.role == "analyst" {
+                        Decision::Deny(Some("Analysts may not echo.".into()))
+                    } else {
+                        Decision::Allow
+                    },
+                )
+            },
+        ))
+    });
+    let s = start_with(app).await;
+    let carla_cookie = s.sign_in("controller").await;
+    let ada_cookie = s.sign_in("analyst").await;
+
+    let (status, env) = s.rpc(&carla_cookie, "echo", json!({"text": "hello"})).await;
+    assert_eq!(
+        (status, env),
+        (
+            200,
+            json!({"status": "ok", "data": {"echoed": "hello", "by": "carla@example.com"}})
+        )
+    );
+    let (status, env) = s.rpc(&ada_cookie, "echo", json!({"text": "hello"})).await;
+    assert_eq!(
+        (status, env),
+        (
+            403,
+            json!({"status": "error", "error": {"code": "POLICY_DENIED", "message": "Analysts may not echo.", "retryable": false}})
+        )
+    );
+    // Internal causes never reach the caller.
+    let (status, env) = s.rpc(&carla_cookie, "echo", json!({"text": "boom"})).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        env["error"],
+        json!({"code": "INTERNAL_ERROR", "message": "The operation failed.", "retryable": false})
+    );
+    // A failing policy denies, and says nothing about why.
+    let (status, env) = s.rpc(&carla_cookie, "fragile", json!({})).await;
+    assert_eq!(
+        (status, env["error"]["code"].clone()),
+        (500, json!("INTERNAL_ERROR"))
+    );
+    let (status, env) = s.rpc(&carla_cookie, "slow", json!({})).await;
+    assert_eq!(
+        (
+            status,
+            env["error"]["code"].clone(),
+            env["error"]["retryable"].clone()
+        ),
+        (504, json!("TIMEOUT"), json!(true))
+    );
+
+    let ai = s
+        .state
+        .runtime
+        .discover(&carla(), Surface::AiSdk, Some(&["tools".to_owned()]));
+    assert_eq!(
+        ai.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["echo"]
+    );
+    assert_eq!(ai[0].input_schema["required"], json!(["text"]));
+    let env = s
+        .state
+        .runtime
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "slow",
+            json!({}),
+            Correlation::default(),
+        )
+        .await;
+    assert_eq!(env["error"]["code"], "CAPABILITY_NOT_FOUND");
+}
+
+#[actix_web::test]
+async fn registration_errors_are_reported_together() {
+    let app = builder().register(|rt, _pool| {
+        rt
+            .capability(
+                Capability::builder("list-invoices")
+                    .description("Again.")
+                    .side_effect(SideEffect::Read)
+                    .handler(
+                        |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
+                            Ok(json!([]))
+                        },
+                    ),
+            )
+            .capability(
+                Capability::builder("nameless")
+                    .side_effect(SideEffect::Read)
+                    .handler(
+                        |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
+                            Ok(json!([]))
+                        },
+                    ),
+            )
+    });
+    let err = app.build().await.expect_err("invalid registry");
+    let text = err.to_string();
+    assert!(
+        text.contains("nameless: a description is required"),
+        "{text}"
+    );
+    assert!(
+        text.contains("duplicate capability id list-invoices"),
+        "{text}"
+    );
+}
