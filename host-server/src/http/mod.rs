@@ -107,15 +107,48 @@ pub fn app(
         InitError = (),
     >,
 > {
-    App::new().configure(move |cfg| configure(cfg, &state))
+    app_with(state, |_| {})
+}
+
+/// The application plus the embedder's own routes (e.g. `POST /agent/chat`).
+pub fn app_with(
+    state: AppState,
+    extra: impl FnOnce(&mut web::ServiceConfig),
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .configure(extra)
+        .configure(move |cfg| configure(cfg, &state))
 }
 
 /// Starts serving on an already-bound listener (use port 0 for an ephemeral port).
 pub fn serve(state: AppState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
-    Ok(HttpServer::new(move || app(state.clone()))
-        .workers(workers.max(1))
-        .listen(listener)?
-        .run())
+    serve_with(state, listener, workers, |_| {})
+}
+
+/// [`serve`] with extra routes mounted ahead of the built-in ones.
+pub fn serve_with<F>(
+    state: AppState,
+    listener: TcpListener,
+    workers: usize,
+    extra: F,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
+    Ok(
+        HttpServer::new(move || app_with(state.clone(), extra.clone()))
+            .workers(workers.max(1))
+            .listen(listener)?
+            .run(),
+    )
 }
 
 async fn method_not_allowed() -> HttpResponse {

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::common::{builder, carla, start_with};
+use crate::common::{builder, carla, start_with, start_with_routes};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 struct EchoInput {
@@ -185,4 +185,36 @@ async fn registration_errors_are_reported_together() {
         text.contains("duplicate capability id list-invoices"),
         "{text}"
     );
+}
+
+/// An embedder's route, as the chat endpoint will mount it: the `Actor` extractor answers 401.
+async fn whoami(
+    state: actix_web::web::Data<host_server::AppState>,
+    actor: host_server::Actor,
+) -> actix_web::HttpResponse {
+    let tools = state.runtime.discover(&actor, Surface::AiSdk, None).len();
+    actix_web::HttpResponse::Ok()
+        .json(json!({"actor": actor, "tools": tools, "model": state.config.model.to_string()}))
+}
+
+#[actix_web::test]
+async fn extra_routes_resolve_the_actor_from_the_session() {
+    let s = start_with_routes(builder(), |cfg| {
+        cfg.route("/agent/whoami", actix_web::web::post().to(whoami));
+    })
+    .await;
+    let anonymous = s.post("/agent/whoami", None, json!({})).await;
+    assert_eq!(
+        (anonymous.status, anonymous.body["error"]["code"].clone()),
+        (401, json!("UNAUTHENTICATED"))
+    );
+    let ada = s.sign_in("analyst").await;
+    let me = s.post("/agent/whoami", Some(&ada), json!({})).await;
+    assert_eq!(me.status, 200);
+    assert_eq!(
+        me.body,
+        json!({"actor": {"id": "ada@example.com", "kind": "user", "displayName": "Ada Analyst", "role": "analyst"}, "tools": 4, "model": "scripted"})
+    );
+    // Built-in routes still answer next to the extra one.
+    assert_eq!(s.get("/api/health", None).await.status, 200);
 }

@@ -41,10 +41,18 @@ pub async fn start() -> TestServer {
 }
 
 pub async fn start_with(builder: AppBuilder) -> TestServer {
+    start_with_routes(builder, |_| {}).await
+}
+
+/// Starts the server with extra routes mounted the way the chat endpoint will be.
+pub async fn start_with_routes<F>(builder: AppBuilder, extra: F) -> TestServer
+where
+    F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
+{
     let state = builder.build().await.expect("app state builds");
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("local addr");
-    let server = http::serve(state.clone(), listener, 1).expect("server starts");
+    let server = http::serve_with(state.clone(), listener, 1, extra).expect("server starts");
     actix_web::rt::spawn(server);
     TestServer {
         base: format!("http://{addr}"),
