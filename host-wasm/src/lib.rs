@@ -5,6 +5,7 @@
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
+//! - [`projection`]: direct-mode descriptors, `frontendState` and the wire-name map;
 //! - [`envelope`]: the typed error envelope and invocation results;
 //! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
 //! - [`guard`]: the J8 loop guard and J7 unexecuted results;
@@ -16,9 +17,13 @@ pub mod envelope;
 pub mod guard;
 pub mod ids;
 pub mod pattern;
+pub mod projection;
 pub mod registry;
 pub mod schema;
 pub mod settle;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use capability::{
     ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
