@@ -4,6 +4,7 @@ use std::net::TcpListener;
 use std::process::ExitCode;
 
 use clap::Parser;
+use host_server::chat::{self, ChatConfig};
 use host_server::config::{Cli, SessionSecret};
 use host_server::{http, AppBuilder, ServerConfig};
 use tracing_subscriber::EnvFilter;
@@ -13,6 +14,9 @@ fn main() -> ExitCode {
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
+        // Logs go to stderr so stdout carries only the startup line.
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let config = match ServerConfig::from_cli(Cli::parse()) {
         Ok(c) => c,
@@ -39,9 +43,10 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let database = config.database_url.clone();
     let model = config.model.to_string();
     let demo = config.demo;
+    let chat_config = ChatConfig::demo(&config)?;
     let state = AppBuilder::new(config).build().await?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    let server = http::serve(state, listener, workers)?;
+    let server = http::serve_with(state, listener, workers, chat::mount(chat_config))?;
     println!(
         "listening on http://{addr} database={database} model={model}{}",
         if demo { " demo=on" } else { "" }

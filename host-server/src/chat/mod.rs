@@ -1,0 +1,65 @@
+//! The chat endpoint: catalog composition, the model step loop and its frames.
+
+pub mod compose;
+pub mod endpoint;
+pub mod models;
+pub mod prompt;
+pub mod run;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use dpas_model::scripted::{Script, ScriptedProvider};
+use dpas_protocol::RouteFloors;
+
+pub use endpoint::{agent_chat, ChatConfig};
+pub use models::ModelSet;
+
+use crate::config::{ModelSpec, ServerConfig};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelSetupError {
+    #[error("scripted model: {0}")]
+    Script(#[from] dpas_model::scripted::ScriptError),
+    #[error("{0}")]
+    Vendor(String),
+}
+
+/// The models a spec configures.
+pub fn models_for(spec: &ModelSpec) -> Result<ModelSet, ModelSetupError> {
+    match spec {
+        ModelSpec::None => Ok(ModelSet::none()),
+        ModelSpec::Scripted { script: None } => {
+            Ok(ModelSet::new(vec![ScriptedProvider::golden().into_arc()]))
+        }
+        ModelSpec::Scripted { script: Some(path) } => {
+            let script = Script::from_file(path)?;
+            Ok(ModelSet::new(vec![
+                ScriptedProvider::from_script(script).into_arc()
+            ]))
+        }
+        ModelSpec::OpenAi { .. } | ModelSpec::Anthropic { .. } => Err(ModelSetupError::Vendor(
+            format!("the {spec} model is not available in this build yet"),
+        )),
+    }
+}
+
+impl ChatConfig {
+    /// The chat configuration of the demo application for a server configuration.
+    pub fn demo(config: &ServerConfig) -> Result<Self, ModelSetupError> {
+        Ok(Self {
+            models: models_for(&config.model)?,
+            floors: Arc::new(RouteFloors::demo()),
+            app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
+            model_timeout: config.model_timeout,
+        })
+    }
+}
+
+/// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
+pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    move |cfg: &mut web::ServiceConfig| {
+        cfg.app_data(web::Data::new(chat.clone()))
+            .route("/agent/chat", web::post().to(agent_chat));
+    }
+}

@@ -1,0 +1,757 @@
+//! The model step loop of one step-request: up to five model steps, server tools executed
+//! inside the loop, browser calls suspending the run, frames in the F2 order, history
+//! reconstruction (F5), orphan settlement (F7), usage (H) and thread persistence (L).
+//!
+//! The run owns everything it needs and only writes frames into a sink: a departed client
+//! never stops settlement, usage accounting or persistence.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use dpas_model::{ModelEvent, ModelProvider, ModelRequest, ToolCall, ToolSpec};
+use dpas_protocol::catalog::call_canonical_id;
+use dpas_protocol::frame::{host_inspector, step_correlation};
+use dpas_protocol::limits::MAX_MODEL_STEPS_PER_REQUEST;
+use dpas_protocol::tool_results;
+use dpas_protocol::{
+    encode_frame_into, ChatStepRequest, ContentPart, Executor, Frame, HostError, HostErrorCode,
+    InspectorFrame, Lane, MessageContent, PendingToolCall, Role, StepFinish, StepStart,
+    ToolCallFrame, ToolResultFrame, UsageAccumulator, WireModelMessage,
+};
+use futures_util::stream::{FuturesOrdered, StreamExt};
+use futures_util::FutureExt;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use super::compose::Composition;
+use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
+use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::threads::{ThreadError, ThreadStore};
+
+/// Longest provider or tool failure message relayed (F4).
+const MAX_ERROR_MESSAGE_CHARS: usize = 300;
+
+/// Where frames go: the HTTP response's channel. Sending never fails the run.
+#[derive(Clone)]
+pub struct FrameSink {
+    tx: mpsc::Sender<Bytes>,
+}
+
+impl FrameSink {
+    pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
+        Self { tx }
+    }
+
+    async fn send(&self, frame: &Frame) {
+        let mut line = Vec::with_capacity(256);
+        encode_frame_into(frame, &mut line);
+        // A closed channel means the client left; the run goes on regardless.
+        let _ = self.tx.send(Bytes::from(line)).await;
+    }
+}
+
+/// Everything one step-request's run needs.
+pub struct StepRun {
+    pub runtime: Arc<Runtime>,
+    pub threads: Arc<dyn ThreadStore>,
+    pub provider: Arc<dyn ModelProvider>,
+    /// The vendor's model id for [`ModelRequest::model`].
+    pub model_name: String,
+    pub actor: Actor,
+    pub request: ChatStepRequest,
+    pub composition: Composition,
+    pub system_prompt: String,
+    pub model_timeout: Duration,
+    /// Subscribed after composition, so composition's own audit records are not forwarded.
+    pub audit: AuditReader,
+}
+
+/// One recorded tool call of this run.
+#[derive(Debug, Clone)]
+struct CallRecord {
+    id: String,
+    wire_name: String,
+    canonical_id: String,
+    /// `None` when the name is in neither plane.
+    executor: Option<Executor>,
+    input: Value,
+    answered: bool,
+}
+
+/// `responseMessages` under construction (F5).
+#[derive(Debug, Default)]
+struct History {
+    messages: Vec<WireModelMessage>,
+    reasoning: Vec<ContentPart>,
+    text: String,
+    calls: Vec<ContentPart>,
+    records: Vec<CallRecord>,
+}
+
+impl History {
+    /// Closes the current assistant message, if it has text or calls.
+    fn flush(&mut self) {
+        if self.text.is_empty() && self.calls.is_empty() {
+            self.reasoning.clear();
+            return;
+        }
+        let mut content = std::mem::take(&mut self.reasoning);
+        if !self.text.is_empty() {
+            content.push(ContentPart::text(std::mem::take(&mut self.text)));
+        }
+        content.append(&mut self.calls);
+        self.messages.push(WireModelMessage::new(
+            Role::Assistant,
+            MessageContent::Parts(content),
+        ));
+    }
+
+    fn record_call(&mut self, record: CallRecord) {
+        self.calls.push(ContentPart::tool_call(
+            &record.id,
+            &record.wire_name,
+            record.input.clone(),
+        ));
+        self.records.push(record);
+    }
+
+    /// Records an answer; `None` when the call is unknown to the run or already answered.
+    fn answer(&mut self, id: &str, value: Value) -> Option<CallRecord> {
+        let record = self
+            .records
+            .iter_mut()
+            .find(|r| r.id == id && !r.answered)?;
+        record.answered = true;
+        let record = record.clone();
+        self.flush();
+        self.messages.push(WireModelMessage::tool_result(
+            &record.id,
+            &record.wire_name,
+            value,
+        ));
+        Some(record)
+    }
+
+    fn is_recorded(&self, id: &str) -> bool {
+        self.records.iter().any(|r| r.id == id)
+    }
+}
+
+/// Cuts a failure message to the relayed length (F4).
+fn sanitise(message: &str) -> String {
+    let trimmed = message.trim();
+    if trimmed.is_empty() {
+        return HostErrorCode::ModelError.default_message().to_owned();
+    }
+    trimmed.chars().take(MAX_ERROR_MESSAGE_CHARS).collect()
+}
+
+/// How a model step ended.
+enum StepEnd {
+    Finished,
+    Failed,
+}
+
+impl StepRun {
+    fn correlation(&self) -> Map<String, Value> {
+        step_correlation(
+            &self.request.conversation_id,
+            &self.request.turn_id,
+            &self.composition.step_id,
+        )
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        let domain = self.composition.domain.iter().map(|t| ToolSpec {
+            name: t.info.wire_name.clone(),
+            description: t.info.description.clone(),
+            input_schema: t.input_schema.clone(),
+        });
+        let frontend = self.composition.frontend.iter().map(|d| ToolSpec {
+            name: d.wire_name.clone(),
+            description: d.description.clone(),
+            input_schema: Value::Object(d.input_schema.clone()),
+        });
+        domain.chain(frontend).collect()
+    }
+
+    fn executor_of(&self, wire_name: &str) -> Option<Executor> {
+        if self
+            .composition
+            .frontend
+            .iter()
+            .any(|d| d.wire_name == wire_name)
+        {
+            Some(Executor::Browser)
+        } else if self
+            .composition
+            .domain
+            .iter()
+            .any(|t| t.info.wire_name == wire_name)
+        {
+            Some(Executor::Server)
+        } else {
+            None
+        }
+    }
+
+    /// An audit entry as an inspector frame, when it is attributable to this step (G2/G3).
+    fn audit_frame(&self, entry: &AuditEntry) -> Option<Frame> {
+        // The reader already admits only this actor's entries; narrow further to this
+        // step (or entries that name no step, such as the app's own /rpc calls).
+        if entry
+            .correlation
+            .step_id
+            .as_deref()
+            .is_some_and(|s| s != self.composition.step_id)
+        {
+            return None;
+        }
+        if entry.source == AuditSource::Host || entry.kind == "capabilities.discovered" {
+            return None;
+        }
+        let lane = if entry.source == AuditSource::Domain {
+            Lane::Domain
+        } else {
+            Lane::Runtime
+        };
+        let summary = match &entry.capability_id {
+            Some(id) => format!("{} · {id}", entry.kind),
+            None => entry.kind.clone(),
+        };
+        let mut correlation = self.correlation();
+        if let Some(inv) = &entry.correlation.invocation_id {
+            correlation.insert("invocationId".into(), Value::from(inv.as_str()));
+        }
+        if let Some(id) = &entry.capability_id {
+            correlation.insert("capabilityId".into(), Value::from(id.as_str()));
+        }
+        Some(Frame::Inspector(InspectorFrame {
+            lane,
+            event_type: entry.kind.clone(),
+            summary,
+            correlation: Some(correlation),
+            data: entry.data.clone(),
+        }))
+    }
+
+    /// Forwards every audit entry already available.
+    async fn forward_audit(&mut self, sink: &FrameSink) {
+        for entry in self.audit.drain() {
+            if let Some(frame) = self.audit_frame(&entry) {
+                sink.send(&frame).await;
+            }
+        }
+    }
+
+    async fn emit(&mut self, sink: &FrameSink, frame: Frame) {
+        self.forward_audit(sink).await;
+        sink.send(&frame).await;
+    }
+
+    async fn emit_result(
+        &mut self,
+        sink: &FrameSink,
+        record: &CallRecord,
+        ok: bool,
+        result: Value,
+    ) {
+        let frame = Frame::ToolResult(ToolResultFrame {
+            tool_call_id: record.id.clone(),
+            wire_name: record.wire_name.clone(),
+            canonical_id: record.canonical_id.clone(),
+            ok,
+            result,
+        });
+        self.emit(sink, frame).await;
+    }
+
+    /// Runs the step-request to its end; every path sends `step-finish`.
+    pub async fn run(mut self, sink: FrameSink) {
+        let start = Frame::StepStart(StepStart {
+            step_id: self.composition.step_id.clone(),
+            turn_id: self.request.turn_id.clone(),
+            conversation_id: self.request.conversation_id.clone(),
+            domain_tools: self
+                .composition
+                .domain
+                .iter()
+                .map(|t| t.info.clone())
+                .collect(),
+            scope: self.composition.scope.clone(),
+            catalog_mode: Some(self.composition.catalog_mode),
+        });
+        sink.send(&start).await;
+        for frame in std::mem::take(&mut self.composition.host_frames) {
+            sink.send(&frame).await;
+        }
+
+        let tools = self.tools();
+        let mut history = History::default();
+        let mut usage = UsageAccumulator::new();
+        let mut finish_reason = "unknown".to_owned();
+        for model_step in 0..MAX_MODEL_STEPS_PER_REQUEST {
+            let first_new_call = history.records.len();
+            match self
+                .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
+                .await
+            {
+                StepEnd::Failed => break,
+                StepEnd::Finished => {}
+            }
+            self.execute_server_calls(&sink, &mut history, first_new_call)
+                .await;
+            let new_calls = &history.records[first_new_call..];
+            if new_calls.is_empty()
+                || new_calls
+                    .iter()
+                    .any(|r| r.executor == Some(Executor::Browser))
+            {
+                break;
+            }
+            if model_step + 1 == MAX_MODEL_STEPS_PER_REQUEST {
+                let err = HostError::run_limit(format!(
+                    "Stopped after {MAX_MODEL_STEPS_PER_REQUEST} model steps in one request (the per-request model step limit)."
+                ));
+                self.emit(&sink, Frame::error(&err)).await;
+            }
+        }
+        history.flush();
+        self.settle_orphans(&sink, &mut history).await;
+
+        let usage = usage.finish();
+        if let Some(u) = usage {
+            let frame = Frame::Inspector(InspectorFrame {
+                lane: Lane::Runtime,
+                event_type: "model.usage".into(),
+                summary: u.summary(),
+                correlation: Some(self.correlation()),
+                data: Some(serde_json::to_value(u).unwrap_or(Value::Null)),
+            });
+            self.emit(&sink, frame).await;
+        }
+        if let Some(frame) = self.persist(&history, usage.as_ref()).await {
+            self.emit(&sink, frame).await;
+        }
+        let pending = history
+            .records
+            .iter()
+            .filter(|r| r.executor == Some(Executor::Browser) && !r.answered)
+            .map(|r| PendingToolCall {
+                tool_call_id: r.id.clone(),
+                wire_name: r.wire_name.clone(),
+                canonical_id: r.canonical_id.clone(),
+                input: r.input.clone(),
+            })
+            .collect();
+        let finish = Frame::StepFinish(StepFinish {
+            step_id: self.composition.step_id.clone(),
+            finish_reason,
+            response_messages: history.messages,
+            pending_tool_calls: pending,
+            usage,
+        });
+        self.emit(&sink, finish).await;
+        let dropped = self.audit.dropped();
+        if dropped > 0 {
+            sink.send(&host_inspector::dropped(dropped, self.correlation()))
+                .await;
+        }
+    }
+
+    /// Streams one model step, mapping its events to frames and history (F4).
+    async fn model_step(
+        &mut self,
+        sink: &FrameSink,
+        tools: &[ToolSpec],
+        history: &mut History,
+        usage: &mut UsageAccumulator,
+        finish_reason: &mut String,
+    ) -> StepEnd {
+        let mut messages =
+            Vec::with_capacity(self.request.messages.len() + history.messages.len() + 1);
+        messages.extend(self.request.messages.iter().cloned());
+        messages.extend(history.messages.iter().cloned());
+        if let Some(state) = &self.composition.state_message {
+            messages.push(WireModelMessage::system_text(state.clone()));
+        }
+        let request = ModelRequest {
+            model: self.model_name.clone(),
+            system: self.system_prompt.clone(),
+            messages,
+            tools: tools.to_vec(),
+        };
+        let timeout = self.model_timeout;
+        let mut stream = match tokio::time::timeout(timeout, self.provider.stream(request)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                return self
+                    .fail(
+                        sink,
+                        finish_reason,
+                        HostError::new(HostErrorCode::ModelError, sanitise(&e.message)),
+                    )
+                    .await
+            }
+            Err(_) => return self.fail_timeout(sink, finish_reason).await,
+        };
+        loop {
+            let event = match tokio::time::timeout(timeout, stream.next()).await {
+                Err(_) => return self.fail_timeout(sink, finish_reason).await,
+                Ok(None) => {
+                    // A stream that ends without its finish still ends the model step.
+                    history.flush();
+                    return StepEnd::Finished;
+                }
+                Ok(Some(Err(e))) => {
+                    return self
+                        .fail(
+                            sink,
+                            finish_reason,
+                            HostError::new(HostErrorCode::ModelError, sanitise(&e.message)),
+                        )
+                        .await
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            match event {
+                ModelEvent::TextDelta(text) => {
+                    if !text.is_empty() {
+                        history.text.push_str(&text);
+                        self.emit(sink, Frame::TextDelta { text }).await;
+                    }
+                }
+                ModelEvent::ReasoningDelta(text) => {
+                    if !text.is_empty() {
+                        self.emit(sink, Frame::ReasoningDelta { text }).await;
+                    }
+                }
+                ModelEvent::ReasoningBlock {
+                    text,
+                    provider_options,
+                } => {
+                    let mut extra = Map::new();
+                    extra.insert("providerOptions".into(), Value::Object(provider_options));
+                    history
+                        .reasoning
+                        .push(ContentPart::Reasoning { text, extra });
+                }
+                ModelEvent::ToolCall(call) => self.on_tool_call(sink, history, call).await,
+                ModelEvent::Finish {
+                    reason,
+                    usage: report,
+                } => {
+                    *finish_reason = reason.0;
+                    usage.add_step(&report);
+                    history.flush();
+                    return StepEnd::Finished;
+                }
+            }
+        }
+    }
+
+    async fn fail(
+        &mut self,
+        sink: &FrameSink,
+        finish_reason: &mut String,
+        err: HostError,
+    ) -> StepEnd {
+        *finish_reason = "error".into();
+        self.emit(sink, Frame::error(&err)).await;
+        StepEnd::Failed
+    }
+
+    async fn fail_timeout(&mut self, sink: &FrameSink, finish_reason: &mut String) -> StepEnd {
+        *finish_reason = "timeout".into();
+        let err = HostError::model_timeout(self.model_timeout.as_secs());
+        self.emit(sink, Frame::error(&err)).await;
+        StepEnd::Failed
+    }
+
+    async fn on_tool_call(&mut self, sink: &FrameSink, history: &mut History, call: ToolCall) {
+        if call.id.is_empty() || history.is_recorded(&call.id) {
+            tracing::warn!(tool_call_id = %call.id, "model repeated or omitted a tool-call id; ignored");
+            return;
+        }
+        let input = if call.input.is_null() {
+            json!({})
+        } else {
+            call.input
+        };
+        let executor = self.executor_of(&call.name);
+        let canonical_id =
+            call_canonical_id(&call.name, &input, |w| self.composition.canonical_of(w));
+        history.record_call(CallRecord {
+            id: call.id.clone(),
+            wire_name: call.name.clone(),
+            canonical_id: canonical_id.clone(),
+            executor,
+            input: input.clone(),
+            answered: false,
+        });
+        let Some(executor) = executor else {
+            // In neither plane: no tool-call frame; answered in the history at once.
+            history.answer(&call.id, tool_results::no_such_tool(&call.name));
+            let frame = host_inspector::tool_unknown(&call.name, self.correlation());
+            self.emit(sink, frame).await;
+            return;
+        };
+        let frame = Frame::ToolCall(ToolCallFrame {
+            tool_call_id: call.id.clone(),
+            wire_name: call.name,
+            canonical_id,
+            executor,
+            input,
+        });
+        self.emit(sink, frame).await;
+        if let Some(problem) = call.invalid_input {
+            // The arguments did not parse: a tool error for a known tool (F4).
+            let result = tool_results::tool_failed(&sanitise(&problem));
+            if let Some(record) = history.answer(&call.id, result.clone()) {
+                self.emit_result(sink, &record, false, result).await;
+            }
+        }
+    }
+
+    /// Executes this model step's unanswered server calls, concurrently, answering them in
+    /// call order as each completes; audit entries are forwarded while they run.
+    async fn execute_server_calls(&mut self, sink: &FrameSink, history: &mut History, from: usize) {
+        let calls: Vec<CallRecord> = history.records[from..]
+            .iter()
+            .filter(|r| r.executor == Some(Executor::Server) && !r.answered)
+            .cloned()
+            .collect();
+        if calls.is_empty() {
+            return;
+        }
+        let mut running = FuturesOrdered::new();
+        for record in calls {
+            let capability_id = self
+                .composition
+                .domain
+                .iter()
+                .find(|t| t.info.wire_name == record.wire_name)
+                .map(|t| t.capability_id.clone())
+                .unwrap_or_default();
+            let runtime = Arc::clone(&self.runtime);
+            let actor = self.actor.clone();
+            let correlation = Correlation {
+                conversation_id: Some(self.request.conversation_id.clone()),
+                turn_id: Some(self.request.turn_id.clone()),
+                step_id: Some(self.composition.step_id.clone()),
+                invocation_id: Some(record.id.clone()),
+            };
+            let input = record.input.clone();
+            running.push_back(async move {
+                let invocation = runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
+                // F6: a handler that panics is an execution failure, never a dead run.
+                let result = std::panic::AssertUnwindSafe(invocation).catch_unwind().await.unwrap_or_else(|_| {
+                    json!({"error": {"code": "EXECUTION_FAILED", "message": "The operation failed."}})
+                });
+                (record, result)
+            });
+        }
+        loop {
+            tokio::select! {
+                biased;
+                done = running.next() => {
+                    let Some((record, result)) = done else { break };
+                    let ok = !tool_results::is_error_shaped(&result);
+                    if history.answer(&record.id, result.clone()).is_some() {
+                        self.emit_result(sink, &record, ok, result).await;
+                    }
+                }
+                Some(entry) = self.audit.next() => {
+                    if let Some(frame) = self.audit_frame(&entry) {
+                        sink.send(&frame).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers every server call left open (F7): nothing was captured for it, so it did not
+    /// run, and the model is told so plainly.
+    async fn settle_orphans(&mut self, sink: &FrameSink, history: &mut History) {
+        let open: Vec<String> = history
+            .records
+            .iter()
+            .filter(|r| r.executor == Some(Executor::Server) && !r.answered)
+            .map(|r| r.id.clone())
+            .collect();
+        for id in open {
+            let result = tool_results::tool_not_executed();
+            if let Some(record) = history.answer(&id, result.clone()) {
+                self.emit_result(sink, &record, false, result).await;
+            }
+        }
+    }
+
+    /// Writes the step to the actor's thread (L3, decision 3): browser results posted since
+    /// the last step, the new user message at step 0, then this step's messages.
+    async fn persist(
+        &self,
+        history: &History,
+        usage: Option<&dpas_protocol::Usage>,
+    ) -> Option<Frame> {
+        let owner = self.actor.id.as_str();
+        let conversation = self.request.conversation_id.as_str();
+        let stored = match self.threads.messages(owner, conversation).await {
+            Ok(Some(messages)) => messages,
+            Ok(None) => Vec::new(),
+            Err(e) => {
+                tracing::error!(error = %e, "reading the thread failed; the step is not persisted");
+                return None;
+            }
+        };
+        let (stored_calls, stored_answers) = call_ids(&stored);
+        let mut to_store: Vec<Value> = Vec::new();
+        for message in &self.request.messages {
+            if message.role != Role::Tool {
+                continue;
+            }
+            let parts: Vec<&ContentPart> = message
+                .parts()
+                .iter()
+                .filter(|p| matches!(p, ContentPart::ToolResult { tool_call_id, .. }
+                    if stored_calls.contains(tool_call_id.as_str()) && !stored_answers.contains(tool_call_id.as_str())))
+                .collect();
+            if !parts.is_empty() {
+                to_store.push(json!({"role": "tool", "content": parts}));
+            }
+        }
+        if self.request.step_index == 0 {
+            if let Some(user) = self
+                .request
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+            {
+                to_store.push(serde_json::to_value(user).unwrap_or(Value::Null));
+            }
+        }
+        to_store.extend(
+            history
+                .messages
+                .iter()
+                .map(|m| serde_json::to_value(m).unwrap_or(Value::Null)),
+        );
+        if to_store.is_empty() && usage.is_none() {
+            return None;
+        }
+        let usage = usage.and_then(|u| serde_json::to_value(u).ok());
+        match self
+            .threads
+            .append(owner, conversation, to_store, usage)
+            .await
+        {
+            Ok(_) => None,
+            Err(ThreadError::NotOwner(_)) => Some(Frame::Inspector(InspectorFrame {
+                lane: Lane::Host,
+                event_type: "thread.not-saved".into(),
+                summary:
+                    "conversation id belongs to another user's thread — this step was not saved"
+                        .into(),
+                correlation: Some(self.correlation()),
+                data: Some(json!({"conversationId": conversation})),
+            })),
+            Err(e) => {
+                tracing::error!(error = %e, "persisting the thread failed");
+                None
+            }
+        }
+    }
+}
+
+/// Tool-call ids in stored messages: those called, and those answered.
+fn call_ids(stored: &[Value]) -> (HashSet<&str>, HashSet<&str>) {
+    let mut calls = HashSet::new();
+    let mut answers = HashSet::new();
+    for part in stored
+        .iter()
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten()
+    {
+        let id = part.get("toolCallId").and_then(Value::as_str);
+        match (part.get("type").and_then(Value::as_str), id) {
+            (Some("tool-call"), Some(id)) => {
+                calls.insert(id);
+            }
+            (Some("tool-result"), Some(id)) => {
+                answers.insert(id);
+            }
+            _ => {}
+        }
+    }
+    (calls, answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, executor: Option<Executor>) -> CallRecord {
+        CallRecord {
+            id: id.into(),
+            wire_name: format!("w_{id}"),
+            canonical_id: format!("c:{id}"),
+            executor,
+            input: json!({}),
+            answered: false,
+        }
+    }
+
+    #[test]
+    fn f5_history_reconstruction() {
+        // (a) text + server call + browser call, then the server answer.
+        let mut h = History::default();
+        h.text.push_str("Checking.");
+        h.record_call(record("a", Some(Executor::Server)));
+        h.record_call(record("b", Some(Executor::Browser)));
+        h.flush();
+        h.answer("a", json!({"status": "ok"}));
+        let v = serde_json::to_value(&h.messages).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 2);
+        assert_eq!(
+            v[0]["content"][0],
+            json!({"type": "text", "text": "Checking."})
+        );
+        assert_eq!(v[0]["content"][2]["toolCallId"], "b");
+        assert_eq!(v[1]["role"], "tool");
+
+        // (b) an unknown tool answered at once splits the assistant message.
+        let mut h = History::default();
+        h.text.push('x');
+        h.record_call(record("u", None));
+        h.answer("u", json!({"error": {}}));
+        h.record_call(record("b", Some(Executor::Browser)));
+        h.flush();
+        let roles: Vec<_> = h.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, vec![Role::Assistant, Role::Tool, Role::Assistant]);
+
+        // A second answer to the same call is ignored.
+        assert!(h.answer("u", json!(1)).is_none());
+        assert!(h.answer("nope", json!(1)).is_none());
+    }
+
+    #[test]
+    fn flush_without_text_or_calls_writes_nothing() {
+        let mut h = History::default();
+        h.reasoning.push(ContentPart::Reasoning {
+            text: "t".into(),
+            extra: Map::new(),
+        });
+        h.flush();
+        assert!(h.messages.is_empty());
+        assert!(h.reasoning.is_empty());
+    }
+
+    #[test]
+    fn sanitise_cuts_and_defaults() {
+        assert_eq!(sanitise(&"x".repeat(400)).chars().count(), 300);
+        assert_eq!(sanitise("  "), "The model call failed.");
+    }
+}
