@@ -149,6 +149,16 @@ fn require_date(s: &str) -> Result<Date, HandlerError> {
     parse_date(s).ok_or_else(|| HandlerError::Rejected(format!("{s} is not a calendar date.")))
 }
 
+/// `date` plus `days`, refused when it leaves the calendar range.
+fn add_days(date: Date, days: i64) -> Result<Date, HandlerError> {
+    date.checked_add(Duration::days(days)).ok_or_else(|| {
+        HandlerError::Rejected(format!(
+            "{} plus {days} days is past the end of the calendar.",
+            fmt_date(date)
+        ))
+    })
+}
+
 /// Calendar days from `a` to `b`; 0 when either is not a date (stored dates are always valid).
 fn days_between(a: &str, b: Date) -> i64 {
     parse_date(a).map_or(0, |a| (b - a).whole_days())
@@ -156,7 +166,7 @@ fn days_between(a: &str, b: Date) -> i64 {
 
 /// `1840000` cents → `€18,400` (whole euros, rounded half away from zero, en-IE grouping).
 pub fn format_eur(cents: i64) -> String {
-    let euros = (cents.abs() + 50) / 100;
+    let euros = (cents.unsigned_abs() + 50) / 100;
     let digits = euros.to_string();
     let mut grouped = String::new();
     for (i, ch) in digits.chars().enumerate() {
@@ -255,7 +265,13 @@ impl Ledger {
     pub async fn seed(&self, seed_day: Date) -> Result<(), sqlx::Error> {
         let seed: SeedFile =
             serde_json::from_str(SEED).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-        let date = |offset: i64| fmt_date(seed_day + Duration::days(offset));
+        let date = |offset: i64| {
+            fmt_date(
+                seed_day
+                    .checked_add(Duration::days(offset))
+                    .unwrap_or(seed_day),
+            )
+        };
         let mut tx = self.pool.begin().await?;
         for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
             sqlx::query(&format!("DELETE FROM {table}"))
@@ -429,7 +445,7 @@ impl Ledger {
         };
         let due = match due_date {
             Some(d) => fmt_date(require_date(&d)?),
-            None => fmt_date(issue + Duration::days(client.payment_terms_days)),
+            None => fmt_date(add_days(issue, client.payment_terms_days)?),
         };
         let mut tx = self.pool.begin().await.map_err(sql_err)?;
         let id: i64 = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'next_invoice_id'")
@@ -536,7 +552,7 @@ impl Ledger {
         let today = self.today();
         invoice.status = "sent".to_owned();
         invoice.issue_date = fmt_date(today);
-        invoice.due_date = fmt_date(today + Duration::days(terms));
+        invoice.due_date = fmt_date(add_days(today, terms)?);
         let done = sqlx::query("UPDATE invoices SET status = 'sent', issue_date = ?, due_date = ? WHERE id = ? AND status = 'draft'")
             .bind(&invoice.issue_date)
             .bind(&invoice.due_date)
@@ -635,12 +651,12 @@ impl Ledger {
                 let open = rows
                     .iter()
                     .filter(|r| r.invoice.client_id == client.id && r.invoice.status == "sent");
-                let (mut n, mut outstanding, mut overdue) = (0, 0, 0);
+                let (mut n, mut outstanding, mut overdue) = (0_i64, 0_i64, 0_i64);
                 for r in open {
                     n += 1;
-                    outstanding += r.invoice.amount;
+                    outstanding = outstanding.saturating_add(r.invoice.amount);
                     if r.days_overdue > 0 {
-                        overdue += r.invoice.amount;
+                        overdue = overdue.saturating_add(r.invoice.amount);
                     }
                 }
                 ClientPosition {
@@ -679,20 +695,20 @@ impl Ledger {
             let i = &r.invoice;
             match i.status.as_str() {
                 "sent" => {
-                    s.outstanding += i.amount;
+                    s.outstanding = s.outstanding.saturating_add(i.amount);
                     if i.due_date < today_s {
-                        s.overdue += i.amount;
+                        s.overdue = s.overdue.saturating_add(i.amount);
                         s.overdue_count += 1;
                     }
                 }
-                "draft" => s.draft += i.amount,
+                "draft" => s.draft = s.draft.saturating_add(i.amount),
                 "paid" => {
                     if let Some(p) = &i.paid_date {
                         if days_between(p, today) <= 30 {
-                            s.collected30d += i.amount;
+                            s.collected30d = s.collected30d.saturating_add(i.amount);
                         }
                         if let Some(pd) = parse_date(p) {
-                            pay_days += days_between(&i.issue_date, pd);
+                            pay_days = pay_days.saturating_add(days_between(&i.issue_date, pd));
                             paid_n += 1;
                         }
                     }
@@ -702,7 +718,9 @@ impl Ledger {
         }
         if paid_n > 0 {
             // Round half up of the mean: floor((2·sum + n) / 2n).
-            s.average_days_to_pay = Some((2 * pay_days + paid_n).div_euclid(2 * paid_n));
+            let mean =
+                (2 * i128::from(pay_days) + i128::from(paid_n)).div_euclid(2 * i128::from(paid_n));
+            s.average_days_to_pay = Some(i64::try_from(mean).unwrap_or(i64::MAX));
         }
         Ok(s)
     }
@@ -723,7 +741,9 @@ impl Ledger {
                 let hits = rows.iter().filter(|r| {
                     r.invoice.status == "sent" && (*lo..=*hi).contains(&r.days_overdue)
                 });
-                let (count, amount) = hits.fold((0, 0), |(c, a), r| (c + 1, a + r.invoice.amount));
+                let (count, amount) = hits.fold((0_i64, 0_i64), |(c, a), r| {
+                    (c + 1, a.saturating_add(r.invoice.amount))
+                });
                 AgingBucket {
                     id: (*id).to_owned(),
                     label: (*label).to_owned(),

@@ -141,6 +141,19 @@ async fn malformed_and_odd_input_gets_typed_errors_never_500() {
             "/rpc/mark-invoice-paid",
             "{\"id\": 4, \"paidDate\": \"9999-99-99\"}",
         ),
+        (
+            "/rpc/create-invoice",
+            r#"{"clientId": 4, "amount": 1, "issueDate": "9999-12-31"}"#,
+        ),
+        (
+            "/rpc/mark-invoice-paid",
+            r#"{"id": 9, "paidDate": "0000-01-01"}"#,
+        ),
+        (
+            "/rpc/create-invoice",
+            r#"{"clientId": 1, "amount": 9007199254740991}"#,
+        ),
+        ("/rpc/receivables-summary", "{}"),
         ("/api/approvals/apr_x", "{\"approved\":"),
         ("/api/session", "\u{0}"),
     ] {
