@@ -5,6 +5,7 @@ mod common;
 mod approvals;
 mod audit;
 mod builder;
+mod cli;
 mod discovery;
 mod hygiene;
 mod ledger;

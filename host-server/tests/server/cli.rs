@@ -1,0 +1,134 @@
+//! The binary's contract: flags, environment fallbacks, the startup line, and a file database
+//! that keeps the ledger across restarts.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::common::{builder, start_with};
+
+const BIN: &str = env!("CARGO_BIN_EXE_host-server");
+
+/// A child process that is killed when the test ends, whatever happens.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn clean_command() -> Command {
+    let mut cmd = Command::new(BIN);
+    for var in [
+        "DPAS_LISTEN",
+        "DPAS_DATABASE_URL",
+        "DPAS_MODEL",
+        "DPAS_MODEL_TIMEOUT",
+        "DPAS_DEMO",
+        "DPAS_STATIC_DIR",
+        "DPAS_SESSION_SECRET",
+        "DPAS_BODY_LIMIT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+#[actix_web::test]
+async fn the_binary_prints_its_startup_line_and_serves() {
+    let mut cmd = clean_command();
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--database",
+        "sqlite::memory:",
+        "--demo",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    let mut child = Child(cmd.spawn().expect("spawn host-server"));
+    let stdout = child.0.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("startup line");
+    let rest = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect("startup line shape");
+    let (addr, tail) = rest.split_once(' ').expect("address then details");
+    assert_eq!(tail, "database=sqlite::memory: model=scripted demo=on");
+    let health = reqwest::get(format!("http://{addr}/api/health"))
+        .await
+        .expect("health answers");
+    assert_eq!(
+        health.json::<serde_json::Value>().await.expect("json"),
+        json!({"ok": true})
+    );
+}
+
+#[test]
+fn flags_are_validated_with_environment_fallbacks() {
+    let out = clean_command()
+        .args(["--database", "sqlite::memory:"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--session-secret"),
+        "a secret is required without --demo"
+    );
+
+    let out = clean_command()
+        .args(["--demo", "--model", "gpt-4"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid model spec"));
+
+    let out = clean_command()
+        .env("DPAS_MODEL", "openai:")
+        .arg("--demo")
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the environment is validated like the flag"
+    );
+
+    let out = clean_command()
+        .env("DPAS_LISTEN", "not-an-address")
+        .arg("--demo")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[actix_web::test]
+async fn a_file_database_keeps_the_ledger_across_restarts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/nested/ledger.sqlite3", dir.path().display());
+    let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let carla = first.sign_in("controller").await;
+    let (status, _) = first
+        .rpc(
+            &carla,
+            "create-invoice",
+            json!({"clientId": 3, "amount": 4200}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    first.state.pool.close().await;
+
+    // Not empty, so not re-seeded: the new draft is still there.
+    let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let carla = second.sign_in("controller").await;
+    let (_, summary) = second.rpc(&carla, "receivables-summary", json!({})).await;
+    assert_eq!(summary["data"]["invoiceCount"], 25);
+    assert_eq!(summary["data"]["draft"], 6_490_000 + 4200);
+}
