@@ -103,6 +103,9 @@ pub struct ScriptTurn {
     /// Fail mid-stream, after the text, with this message.
     #[serde(default)]
     pub error_after_text: Option<String>,
+    /// Fail mid-stream, after the tool calls (they arrive, the finish never does).
+    #[serde(default)]
+    pub error_after_calls: Option<String>,
     /// Stream the text, then go silent forever (the loop's inactivity timeout must fire).
     #[serde(default)]
     pub silent_after_text: bool,

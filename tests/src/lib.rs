@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: locating `shared/` beside the checkout and
 //! reading the reference traces.
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 
 /// The read-only `shared/` folder: `$DPAS_SHARED_DIR`, else `../shared` beside the
