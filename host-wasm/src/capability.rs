@@ -225,6 +225,29 @@ pub struct ActionDef {
     pub availability: Availability,
 }
 
+impl ActionDef {
+    /// A non-idempotent action that needs no confirmation and is always available.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        effect: Effect,
+        input_schema: Value,
+        execute: Handler,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            effect,
+            confirmation: Confirmation::Never,
+            idempotent: false,
+            execute,
+            availability: Availability::default(),
+        }
+    }
+}
+
 /// `bind()`: the input keys the live UI supplies; `Err` is a binding that threw.
 pub type BindFn = Rc<dyn Fn() -> Result<Map<String, Value>, String>>;
 
@@ -257,6 +280,27 @@ impl std::fmt::Debug for ProcedureDef {
 }
 
 impl ProcedureDef {
+    /// A reference with no binding, no live note, always available, and the effect's floor.
+    pub fn new(
+        path: impl Into<String>,
+        description: impl Into<String>,
+        effect: Effect,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            effect,
+            confirmation: Confirmation::Never,
+            bind: None,
+            overridable_fields: Vec::new(),
+            describe: None,
+            availability: Availability::default(),
+        }
+    }
+
     /// The declared level, lifted to the effect's floor.
     pub fn effective_confirmation(&self) -> Confirmation {
         escalate(self.confirmation, self.effect.confirmation_floor())

@@ -3,7 +3,7 @@
 use crate::canonical::to_canonical_string;
 use dpas_protocol::error::tool_results::tool_not_executed;
 use dpas_protocol::limits::{MAX_CONSECUTIVE_FAILURES, MAX_IDENTICAL_FAILURES};
-use dpas_protocol::{HostError, WireModelMessage};
+use dpas_protocol::{HostError, PendingToolCall, WireModelMessage};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -73,21 +73,13 @@ impl LoopGuard {
     }
 }
 
-/// A call the loop owes an answer to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingCall {
-    pub tool_call_id: String,
-    /// The wire name, as the model called it.
-    pub tool_name: String,
-}
-
 /// J7: one `TOOL_NOT_EXECUTED` tool message per call not run, in call order, so the
 /// re-posted history answers every call.
-pub fn unexecuted_results(calls: &[PendingCall]) -> Vec<WireModelMessage> {
+pub fn unexecuted_results(calls: &[PendingToolCall]) -> Vec<WireModelMessage> {
     calls
         .iter()
         .map(|call| {
-            WireModelMessage::tool_result(&call.tool_call_id, &call.tool_name, tool_not_executed())
+            WireModelMessage::tool_result(&call.tool_call_id, &call.wire_name, tool_not_executed())
         })
         .collect()
 }
@@ -240,16 +232,13 @@ mod tests {
 
     #[test]
     fn unexecuted_results_answer_every_call_in_order() {
-        let calls = vec![
-            PendingCall {
-                tool_call_id: "c1".into(),
-                tool_name: "view_a__b__c".into(),
-            },
-            PendingCall {
-                tool_call_id: "c2".into(),
-                tool_name: "domain_x".into(),
-            },
-        ];
+        let call = |id: &str, wire: &str| PendingToolCall {
+            tool_call_id: id.into(),
+            wire_name: wire.into(),
+            canonical_id: String::new(),
+            input: json!({}),
+        };
+        let calls = vec![call("c1", "view_a__b__c"), call("c2", "domain_x")];
         let messages: Vec<Value> = unexecuted_results(&calls)
             .iter()
             .map(|m| serde_json::to_value(m).unwrap())

@@ -9,6 +9,7 @@
 //! - [`envelope`]: the typed error envelope and invocation results;
 //! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
 //! - [`guard`]: the J8 loop guard and J7 unexecuted results;
+//! - [`turn`]: the J2 step loop (`runTurn`) and J5 dispatch over transport/UI traits;
 //! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
 
 pub mod canonical;
@@ -21,6 +22,7 @@ pub mod projection;
 pub mod registry;
 pub mod schema;
 pub mod settle;
+pub mod turn;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -357,33 +357,21 @@ mod tests {
     fn widget(instance: &str) -> ComponentDef {
         let mut def = ComponentDef::new("rows.row", "One row.");
         def.instance_id = Some(instance.to_owned());
-        def.actions.push(ActionDef {
-            name: "open".into(),
-            description: "Open the row.".into(),
-            input_schema: empty_object_schema(),
-            output_schema: None,
-            effect: Effect::Navigation,
-            confirmation: Confirmation::Required,
-            idempotent: false,
-            execute: Handler::sync(|_, _| Ok(None)),
-            availability: Availability::default(),
-        });
+        let mut open = ActionDef::new(
+            "open",
+            "Open the row.",
+            Effect::Navigation,
+            empty_object_schema(),
+            Handler::sync(|_, _| Ok(None)),
+        );
+        open.confirmation = Confirmation::Required;
+        def.actions.push(open);
         def
     }
 
     fn reference(path: &str) -> ProcedureDef {
-        ProcedureDef {
-            path: path.into(),
-            description: "Delete it.".into(),
-            input_schema: json!({ "type": "object", "properties": { "id": { "type": "integer" } } }),
-            output_schema: None,
-            effect: Effect::Destructive,
-            confirmation: Confirmation::Never,
-            bind: None,
-            overridable_fields: Vec::new(),
-            describe: None,
-            availability: Availability::default(),
-        }
+        let schema = json!({ "type": "object", "properties": { "id": { "type": "integer" } } });
+        ProcedureDef::new(path, "Delete it.", Effect::Destructive, schema)
     }
 
     #[test]

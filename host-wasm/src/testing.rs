@@ -47,6 +47,8 @@ pub struct DemoScreen {
     pub calls: RefCell<Vec<(String, Value)>>,
     pub pathname: RefCell<String>,
     pub chase: Cell<Option<i64>>,
+    /// Canned outputs by canonical id, replacing the defaults.
+    pub outputs: RefCell<std::collections::HashMap<String, Value>>,
 }
 
 pub const CHASE_REASON: &str = "Open an invoice's chase dialog first";
@@ -65,6 +67,9 @@ fn record(screen: &Rc<DemoScreen>, id: &str) -> Handler {
                 }
             }
             _ => {}
+        }
+        if let Some(output) = screen.outputs.borrow().get(&id) {
+            return Ok(Some(output.clone()));
         }
         Ok(match id.as_str() {
             "view:invoices.pending.readState" => Some(json!({ "rowCount": 13, "totalRows": 13 })),

@@ -762,20 +762,17 @@ fn a_version_move_during_execution_is_flagged() {
     let f = Fixture::new();
     let surface = f.surface.clone();
     let mut def = ComponentDef::new("app.shell", "Mounts things.");
-    def.actions.push(ActionDef {
-        name: "openNavigation".into(),
-        description: "Mount the navigation.".into(),
-        input_schema: empty_object_schema(),
-        output_schema: None,
-        effect: Effect::LocalState,
-        confirmation: Confirmation::Never,
-        idempotent: false,
-        execute: Handler::sync(move |_, _| {
-            surface.register(navigation()).unwrap();
-            Ok(None)
-        }),
-        availability: Availability::default(),
+    let execute = Handler::sync(move |_, _| {
+        surface.register(navigation()).unwrap();
+        Ok(None)
     });
+    def.actions.push(ActionDef::new(
+        "openNavigation",
+        "Mount the navigation.",
+        Effect::LocalState,
+        empty_object_schema(),
+        execute,
+    ));
     f.register(def);
     let result = f.call("t1", "view:app.shell.openNavigation", json!({}));
     assert!(result.surface_changed);

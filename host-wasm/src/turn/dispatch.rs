@@ -1,0 +1,77 @@
+//! J5: one browser tool call, resolved against the live surface at call time, with the
+//! confirmation round trip for capabilities that require it.
+
+use super::{ConfirmRequest, TurnUi};
+use crate::envelope::{ErrorCode, SurfaceError};
+use crate::projection::project;
+use crate::registry::{InvokeRequest, Surface};
+use dpas_protocol::error::tool_results::capability_not_found;
+use dpas_protocol::PendingToolCall;
+use serde_json::{Map, Value};
+
+/// What a dispatched call settled to: the value the model sees, and whether it succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatched {
+    pub ok: bool,
+    pub value: Value,
+}
+
+/// Runs one pending call. The wire name is reversed through a projection taken now, with
+/// the step's scope (never a handler cached at step start); the tool-call id becomes the
+/// invocation id, so a retried call cannot run twice. Never fails.
+pub async fn dispatch(
+    surface: &Surface,
+    scope: &[String],
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Dispatched {
+    let live = project(surface, scope);
+    let Some(binding) = live.binding(&call.wire_name) else {
+        return Dispatched {
+            ok: false,
+            value: capability_not_found(&call.wire_name),
+        };
+    };
+    let input = match &call.input {
+        Value::Null => Value::Object(Map::new()),
+        input => input.clone(),
+    };
+    let mut request = InvokeRequest {
+        invocation_id: Some(call.tool_call_id.clone()),
+        capability_id: binding.canonical_id.clone(),
+        instance_id: Some(binding.instance_id.clone()),
+        registration_id: Some(binding.registration_id.clone()),
+        surface_version: Some(live.surface_version.clone()),
+        input: Some(input.clone()),
+        confirmed: false,
+    };
+    let mut result = surface.invoke(request.clone()).await;
+    if let Some(asked) = result
+        .error()
+        .filter(|e| e.code == ErrorCode::ConfirmationRequired)
+    {
+        let details = asked.details.clone().unwrap_or_default();
+        let confirm = ConfirmRequest {
+            tool_call_id: call.tool_call_id.clone(),
+            wire_name: call.wire_name.clone(),
+            capability_id: binding.canonical_id.clone(),
+            input,
+            summary: details["summary"].as_str().unwrap_or_default().to_owned(),
+            effect: details["effect"].as_str().unwrap_or_default().to_owned(),
+        };
+        // A dismissed or unmounted dialog resolves false: denial is a typed result.
+        if !ui.confirm(&confirm).await {
+            let error = SurfaceError::confirmation_denied(&binding.canonical_id);
+            return Dispatched {
+                ok: false,
+                value: serde_json::json!({ "error": error.to_value() }),
+            };
+        }
+        request.confirmed = true;
+        result = surface.invoke(request).await;
+    }
+    Dispatched {
+        ok: result.is_ok(),
+        value: result.tool_value(),
+    }
+}

@@ -1,0 +1,502 @@
+//! The browser step loop, `runTurn` (reference-behaviour J1–J9), over small traits: a
+//! [`Transport`] that POSTs a step and streams the body, a clock and task yield for the
+//! settle-wait and the deadline, an [`AbortSignal`], the app's [`TurnUi`] (pathname,
+//! `until`, `confirm`) and a [`TurnObserver`] for frames and loop events.
+
+mod dispatch;
+
+#[cfg(test)]
+mod tests;
+
+pub use dispatch::{dispatch, Dispatched};
+
+use crate::guard::{unexecuted_results, LoopGuard};
+use crate::projection::{project, Projection};
+use crate::registry::Surface;
+use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
+use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
+use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::{
+    CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, PendingToolCall,
+    RouteFloors, StepFinish, StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
+};
+use futures_util::future::LocalBoxFuture;
+use futures_util::stream::LocalBoxStream;
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// A network failure; its cause is never relayed to the model or the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportFailure;
+
+/// The answer to one step POST: the status and, when there is one, the body as chunks.
+pub struct StepResponse {
+    pub status: u16,
+    pub body: Option<LocalBoxStream<'static, Result<Vec<u8>, TransportFailure>>>,
+}
+
+/// POSTs one step request body (JSON, credentials included) to the chat endpoint.
+pub trait Transport {
+    fn post(
+        &self,
+        body: Vec<u8>,
+    ) -> LocalBoxFuture<'static, Result<StepResponse, TransportFailure>>;
+}
+
+/// The caller's cancellation (an `AbortSignal` in the browser).
+pub trait AbortSignal {
+    fn aborted(&self) -> bool;
+}
+
+/// What the loop asks of a capability that requires confirmation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmRequest {
+    pub tool_call_id: String,
+    pub wire_name: String,
+    pub capability_id: String,
+    pub input: Value,
+    pub summary: String,
+    pub effect: String,
+}
+
+/// The app's side of a turn.
+pub trait TurnUi {
+    /// The window's current pathname, read after the agent's own navigation (J9).
+    fn current_pathname(&self) -> String;
+    /// Whether the app gave the settle-wait an `until` predicate.
+    fn has_until(&self) -> bool;
+    /// The `until` predicate, e.g. "the committed route equals the URL" (J6).
+    fn until(&self) -> bool;
+    /// Asks the user; resolves `false` on denial, dismissal or unmount.
+    fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool>;
+}
+
+/// Loop events beside the raw frames.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    /// Tools withheld from this step's catalog (the local `catalog.undecodable` inspector).
+    CatalogUndecodable { canonical_ids: Vec<String> },
+    /// A browser call is about to run (executor browser).
+    ToolCallStarted {
+        tool_call_id: String,
+        wire_name: String,
+        canonical_id: String,
+        input: Value,
+    },
+    ToolCallSettled {
+        tool_call_id: String,
+        wire_name: String,
+        canonical_id: String,
+        ok: bool,
+        value: Value,
+    },
+    /// A settle-wait ended.
+    Settled(SettleOutcome),
+    /// A successful server write: the app should invalidate its cached queries (J3).
+    Reconcile { wire_name: String },
+    /// A step reported usage.
+    Usage(Usage),
+    /// The step's calls are answered and the next step starts a new assistant message.
+    AssistantBoundary,
+}
+
+/// Receives every frame as decoded and every loop event.
+pub trait TurnObserver {
+    fn on_frame(&self, _frame: &Frame) {}
+    fn on_event(&self, _event: &TurnEvent) {}
+}
+
+/// What a turn runs against.
+pub struct TurnEnv<'a> {
+    pub surface: &'a Surface,
+    pub transport: &'a dyn Transport,
+    pub clock: &'a dyn Clock,
+    pub yielder: &'a dyn TaskYield,
+    pub signal: &'a dyn AbortSignal,
+    pub ui: &'a dyn TurnUi,
+    pub observer: &'a dyn TurnObserver,
+}
+
+/// The turn's inputs (J1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOptions {
+    pub conversation_id: String,
+    pub turn_id: String,
+    /// The full history, including the new user message.
+    pub messages: Vec<WireModelMessage>,
+    pub pathname: String,
+    /// The app's route → scope-floor table; `None` leaves every step unscoped.
+    pub route_floors: Option<RouteFloors>,
+    pub model_id: Option<String>,
+    pub settle: SettlePolicy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnStatus {
+    Completed,
+    Cancelled,
+    Error,
+}
+
+/// How a turn ended. `messages` is the history to keep whatever the status: every call in
+/// it is answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    pub status: TurnStatus,
+    pub messages: Vec<WireModelMessage>,
+    pub usage: Option<Usage>,
+    pub error: Option<ErrorBody>,
+}
+
+fn body(error: HostError) -> ErrorBody {
+    ErrorBody {
+        code: error.code.as_str().to_owned(),
+        message: error.message,
+    }
+}
+
+fn transport_failed(message: impl Into<String>) -> ErrorBody {
+    body(HostError::new(HostErrorCode::TransportFailed, message))
+}
+
+/// What one step's stream left behind.
+#[derive(Default)]
+struct StepFrames {
+    /// Wire name → side effect of this step's domain tools (not kept across steps).
+    domain_side_effects: HashMap<String, String>,
+    call_inputs: HashMap<String, Value>,
+    server_results: Vec<ToolResultFrame>,
+    finish: Option<StepFinish>,
+    error: Option<ErrorBody>,
+}
+
+/// J3: a write is anything but `read`/`none`, a missing or unknown effect included.
+fn reconciles(frames: &StepFrames, result: &ToolResultFrame) -> bool {
+    let write = frames
+        .domain_side_effects
+        .get(&result.wire_name)
+        .map(|effect| !matches!(effect.as_str(), "read" | "none"));
+    let approval = result.result.get("status").and_then(Value::as_str) == Some("approval-required");
+    result.ok && write == Some(true) && !approval
+}
+
+impl StepFrames {
+    fn handle(&mut self, frame: Frame, observer: &dyn TurnObserver) {
+        observer.on_frame(&frame);
+        match frame {
+            Frame::StepStart(start) => {
+                self.domain_side_effects = start
+                    .domain_tools
+                    .into_iter()
+                    .map(|t| (t.wire_name, t.side_effect))
+                    .collect();
+            }
+            Frame::ToolCall(call) => {
+                self.call_inputs.insert(call.tool_call_id, call.input);
+            }
+            Frame::ToolResult(result) => {
+                if reconciles(self, &result) {
+                    observer.on_event(&TurnEvent::Reconcile {
+                        wire_name: result.wire_name.clone(),
+                    });
+                }
+                self.server_results.push(result);
+            }
+            Frame::StepFinish(finish) => {
+                if let Some(usage) = finish.usage {
+                    observer.on_event(&TurnEvent::Usage(usage));
+                }
+                self.finish = Some(finish);
+            }
+            Frame::Error { error } => {
+                self.error.get_or_insert(error);
+            }
+            Frame::TextDelta { .. }
+            | Frame::ReasoningDelta { .. }
+            | Frame::Inspector(_)
+            | Frame::Unknown(_) => {}
+        }
+    }
+}
+
+enum StepEnd {
+    Frames(Box<StepFrames>),
+    Stop(TurnStatus, Option<ErrorBody>),
+}
+
+/// A non-2xx (or bodiless) answer: the JSON body's `error.code`/`error.message` when both
+/// are strings, else `Chat endpoint returned <status>.`
+async fn http_error(response: StepResponse) -> ErrorBody {
+    let mut bytes = Vec::new();
+    if let Some(mut stream) = response.body {
+        while let Some(Ok(chunk)) = stream.next().await {
+            bytes.extend_from_slice(&chunk);
+        }
+    }
+    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    match (
+        error.and_then(|e| e.get("code")).and_then(Value::as_str),
+        error.and_then(|e| e.get("message")).and_then(Value::as_str),
+    ) {
+        (Some(code), Some(message)) => ErrorBody {
+            code: code.to_owned(),
+            message: message.to_owned(),
+        },
+        _ => transport_failed(format!("Chat endpoint returned {}.", response.status)),
+    }
+}
+
+/// J2.6–7: POST the step and consume its frames.
+async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
+    let cancelled_or = |error: ErrorBody| {
+        if env.signal.aborted() {
+            StepEnd::Stop(TurnStatus::Cancelled, None)
+        } else {
+            StepEnd::Stop(TurnStatus::Error, Some(error))
+        }
+    };
+    let response = match env.transport.post(request).await {
+        Ok(response) => response,
+        Err(TransportFailure) => {
+            return cancelled_or(transport_failed("Could not reach the chat endpoint."))
+        }
+    };
+    if !(200..300).contains(&response.status) || response.body.is_none() {
+        return StepEnd::Stop(TurnStatus::Error, Some(http_error(response).await));
+    }
+    let mut stream = response.body.expect("checked above");
+    let mut decoder = FrameDecoder::new();
+    let mut frames = StepFrames::default();
+    let interrupted = || transport_failed("The chat stream was interrupted.");
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            return cancelled_or(interrupted());
+        };
+        for frame in decoder.push(&chunk) {
+            frames.handle(frame, env.observer);
+        }
+    }
+    // A trailing fragment without a newline is never parsed (J4).
+    if let Some(error) = frames.error.take() {
+        return StepEnd::Stop(TurnStatus::Error, Some(error));
+    }
+    if frames.finish.is_none() {
+        // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
+        return cancelled_or(interrupted());
+    }
+    StepEnd::Frames(Box::new(frames))
+}
+
+struct Turn<'a, 'e> {
+    env: &'a TurnEnv<'e>,
+    options: TurnOptions,
+    history: Vec<WireModelMessage>,
+    usage: Option<Usage>,
+    guard: LoopGuard,
+    changes: ChangeFlag,
+}
+
+impl Turn<'_, '_> {
+    fn end(self, status: TurnStatus, error: Option<ErrorBody>) -> TurnOutcome {
+        TurnOutcome {
+            status,
+            messages: self.history,
+            usage: self.usage,
+            error,
+        }
+    }
+
+    fn scope(&self) -> Vec<String> {
+        self.options
+            .route_floors
+            .as_ref()
+            .map(|f| f.floor(&self.options.pathname))
+            .unwrap_or_default()
+    }
+
+    fn request(&self, step_index: usize, projection: &Projection, scope: &[String]) -> Vec<u8> {
+        StepRequestV2 {
+            protocol_version: 2,
+            conversation_id: self.options.conversation_id.clone(),
+            turn_id: self.options.turn_id.clone(),
+            step_index: step_index as u32,
+            pathname: self.options.pathname.clone(),
+            model_id: self.options.model_id.clone(),
+            messages: self.history.clone(),
+            catalog: CatalogV2 {
+                mode: CatalogMode::Direct,
+                // The floor is sent only when there is one, and then exactly (B11).
+                scope: (!scope.is_empty()).then(|| scope.to_vec()),
+                frontend_tools: projection.descriptors.clone(),
+                frontend_state: projection.state.clone(),
+                truncated: projection.truncated(),
+            },
+        }
+        .to_json()
+    }
+
+    /// J2.9: server tool results feed the guard in order, with their call's input.
+    fn guard_server_results(&mut self, frames: &StepFrames) -> Option<HostError> {
+        let empty = Value::Object(Map::new());
+        frames.server_results.iter().find_map(|result| {
+            let input = frames
+                .call_inputs
+                .get(&result.tool_call_id)
+                .unwrap_or(&empty);
+            self.guard
+                .observe(&result.canonical_id, Some(input), result.ok, &result.result)
+        })
+    }
+
+    /// J2.11–12: run the pending calls in order; `Some` ends the turn.
+    async fn run_calls(
+        &mut self,
+        pending: &[PendingToolCall],
+        projection: &Projection,
+        scope: &[String],
+    ) -> Option<TurnOutcomeStop> {
+        let env = self.env;
+        let mut stop = None;
+        let mut reached = 0;
+        for call in pending {
+            if env.signal.aborted() {
+                stop = Some(TurnOutcomeStop::Cancelled);
+                break;
+            }
+            reached += 1;
+            env.observer.on_event(&TurnEvent::ToolCallStarted {
+                tool_call_id: call.tool_call_id.clone(),
+                wire_name: call.wire_name.clone(),
+                canonical_id: call.canonical_id.clone(),
+                input: call.input.clone(),
+            });
+            let Dispatched { ok, value } = dispatch(env.surface, scope, call, env.ui).await;
+            env.observer.on_event(&TurnEvent::ToolCallSettled {
+                tool_call_id: call.tool_call_id.clone(),
+                wire_name: call.wire_name.clone(),
+                canonical_id: call.canonical_id.clone(),
+                ok,
+                value: value.clone(),
+            });
+            self.history.push(WireModelMessage::tool_result(
+                &call.tool_call_id,
+                &call.wire_name,
+                value.clone(),
+            ));
+            if projection.moves_surface(&call.wire_name) {
+                let ui = env.ui;
+                let until = || ui.until();
+                let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
+                let outcome = settle(
+                    self.options.settle,
+                    env.clock,
+                    env.yielder,
+                    &self.changes,
+                    until,
+                )
+                .await;
+                env.observer.on_event(&TurnEvent::Settled(outcome));
+            }
+            if ok && projection.moves_route(&call.wire_name) {
+                self.options.pathname = env.ui.current_pathname();
+            }
+            if let Some(verdict) =
+                self.guard
+                    .observe(&call.canonical_id, Some(&call.input), ok, &value)
+            {
+                stop = Some(TurnOutcomeStop::Verdict(verdict));
+                break;
+            }
+        }
+        self.history.extend(unexecuted_results(&pending[reached..]));
+        stop
+    }
+}
+
+enum TurnOutcomeStop {
+    Cancelled,
+    Verdict(HostError),
+}
+
+/// Runs one turn to completion, cancellation or error. Never fails: every ending is a
+/// [`TurnOutcome`] whose history answers every call it contains.
+pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
+    let changes = ChangeFlag::new();
+    let mark = changes.clone();
+    let subscription = env.surface.subscribe(move |event| {
+        if event.moves_surface() {
+            mark.mark();
+        }
+    });
+    let started = env.clock.now_ms();
+    let mut turn = Turn {
+        env,
+        history: options.messages.clone(),
+        options,
+        usage: None,
+        guard: LoopGuard::new(),
+        changes,
+    };
+    let outcome = loop_steps(&mut turn, started).await;
+    env.surface.unsubscribe(subscription);
+    let (status, error) = outcome;
+    turn.end(status, error)
+}
+
+async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Option<ErrorBody>) {
+    let env = turn.env;
+    for step_index in 0..MAX_STEPS_PER_TURN {
+        if env.signal.aborted() {
+            return (TurnStatus::Cancelled, None);
+        }
+        if env.clock.now_ms() - started > TURN_DEADLINE_MS as f64 {
+            return (
+                TurnStatus::Error,
+                Some(body(HostError::run_limit(
+                    "Turn deadline exceeded; the run was stopped.",
+                ))),
+            );
+        }
+        let scope = turn.scope();
+        let projection = project(env.surface, &scope);
+        if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
+            return (TurnStatus::Error, Some(body(error)));
+        }
+        if !projection.undecodable.is_empty() {
+            env.observer.on_event(&TurnEvent::CatalogUndecodable {
+                canonical_ids: projection.undecodable.clone(),
+            });
+        }
+        let request = turn.request(step_index, &projection, &scope);
+        let frames = match post_step(env, request).await {
+            StepEnd::Frames(frames) => frames,
+            StepEnd::Stop(status, error) => return (status, error),
+        };
+        let finish = frames.finish.clone().expect("a finished step");
+        turn.usage = Usage::sum_opt(turn.usage, finish.usage);
+        turn.history.extend(finish.response_messages);
+        let pending = finish.pending_tool_calls;
+        if let Some(verdict) = turn.guard_server_results(&frames) {
+            turn.history.extend(unexecuted_results(&pending));
+            return (TurnStatus::Error, Some(body(verdict)));
+        }
+        if pending.is_empty() {
+            return (TurnStatus::Completed, None);
+        }
+        match turn.run_calls(&pending, &projection, &scope).await {
+            Some(TurnOutcomeStop::Cancelled) => return (TurnStatus::Cancelled, None),
+            Some(TurnOutcomeStop::Verdict(verdict)) => {
+                return (TurnStatus::Error, Some(body(verdict)))
+            }
+            None => env.observer.on_event(&TurnEvent::AssistantBoundary),
+        }
+    }
+    (
+        TurnStatus::Error,
+        Some(body(HostError::run_limit(format!(
+            "Stopped after {MAX_STEPS_PER_TURN} steps in one turn."
+        )))),
+    )
+}
