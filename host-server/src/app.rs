@@ -8,7 +8,9 @@ use sqlx::SqlitePool;
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, DbError};
 use crate::demo::{self, Ledger};
-use crate::runtime::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder};
+use crate::runtime::{
+    AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqliteApprovalStore,
+};
 use crate::session::SessionKeys;
 use crate::threads::{SqliteThreadStore, ThreadStore};
 
@@ -108,7 +110,8 @@ impl AppBuilder {
 
     pub async fn build(self) -> Result<AppState, StartupError> {
         let pool = db::connect(&self.config.database_url).await?;
-        let mut builder = Runtime::builder();
+        let mut builder =
+            Runtime::builder().approval_store(Arc::new(SqliteApprovalStore::new(pool.clone())));
         if let Some(c) = self.clock {
             builder = builder.clock(c);
         }

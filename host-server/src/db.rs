@@ -24,6 +24,11 @@ pub enum DbError {
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "ledger", include_str!("../migrations/0001_ledger.sql")),
     (2, "threads", include_str!("../migrations/0002_threads.sql")),
+    (
+        3,
+        "approvals",
+        include_str!("../migrations/0003_approvals.sql"),
+    ),
 ];
 
 #[derive(Debug)]

@@ -291,23 +291,36 @@ fn card(r: &ApprovalRecord) -> Value {
 }
 
 /// The record if it exists and `actor` requested it (anything else is the same 404).
-fn owned_record(state: &AppState, actor: &Actor, id: &str) -> Result<ApprovalRecord, ApiError> {
-    state
+async fn owned_record(
+    state: &AppState,
+    actor: &Actor,
+    id: &str,
+) -> Result<ApprovalRecord, ApiError> {
+    let record = state
         .runtime
         .approval(id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    record
         .filter(|r| r.actor.id == actor.id)
         .ok_or(ApiError::NotFound)
 }
 
-async fn list_approvals(state: web::Data<AppState>, actor: Actor) -> HttpResponse {
-    let cards: Vec<Value> = state
+async fn list_approvals(
+    state: web::Data<AppState>,
+    actor: Actor,
+) -> Result<HttpResponse, ApiError> {
+    let records = state
         .runtime
         .approvals_of(&actor.id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let cards: Vec<Value> = records
         .iter()
         .filter(|r| r.status == ApprovalStatus::Pending)
         .map(card)
         .collect();
-    HttpResponse::Ok().json(cards)
+    Ok(HttpResponse::Ok().json(cards))
 }
 
 async fn get_approval(
@@ -315,7 +328,7 @@ async fn get_approval(
     actor: Actor,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path)?)))
+    Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path).await?)))
 }
 
 #[derive(Deserialize)]
@@ -354,19 +367,23 @@ async fn decide_approval(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let record = owned_record(&state, &actor, &path)?;
+    let record = owned_record(&state, &actor, &path).await?;
     let bytes = read_limited(&req, payload, state.config.body_limit).await?;
     let body: DecisionBody = serde_json::from_slice(&bytes)
         .map_err(|_| ApiError::BadRequest("Invalid decision body.".to_owned()))?;
     let decided = state
         .runtime
         .decide(&record.id, &actor, body.approved)
-        .map_err(|e| ApiError::Conflict {
-            code: e.public_code().as_str(),
-            message: if e.code.exposed() {
-                e.message.clone()
-            } else {
-                e.public_code().default_message().to_owned()
+        .await
+        .map_err(|e| match e.public_code() {
+            CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
+            code => ApiError::Conflict {
+                code: code.as_str(),
+                message: if e.code.exposed() {
+                    e.message.clone()
+                } else {
+                    code.default_message().to_owned()
+                },
             },
         })?;
     let what = receipt_subject(&decided);

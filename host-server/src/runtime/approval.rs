@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
@@ -12,7 +13,7 @@ use time::OffsetDateTime;
 use super::error::{CapabilityError, CapabilityErrorCode};
 use super::types::{Actor, Risk, SideEffect, Surface};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ApprovalStatus {
     Pending,
@@ -36,7 +37,7 @@ impl ApprovalStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalDecision {
     pub approved: bool,
@@ -45,7 +46,7 @@ pub struct ApprovalDecision {
     pub decided_at: OffsetDateTime,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     /// `apr_<uuid>`.
@@ -113,34 +114,39 @@ pub fn input_hash(value: &Value) -> String {
     hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
 }
 
-/// Where approval records live. Implementations must make `consume` an atomic check-and-set.
+type StoreFuture<'a, T> = BoxFuture<'a, Result<T, CapabilityError>>;
+
+/// Where approval records live. Implementations must make `decide` and `consume` atomic
+/// check-and-sets; storage failures surface as `INTERNAL_ERROR`.
 pub trait ApprovalStore: Send + Sync {
-    fn insert(&self, record: ApprovalRecord);
+    fn insert(&self, record: ApprovalRecord) -> StoreFuture<'_, ()>;
     /// The record, with an overdue pending record flipped to expired first.
-    fn get(&self, id: &str, now: OffsetDateTime) -> Option<ApprovalRecord>;
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Option<ApprovalRecord>>;
     /// Records requested by `actor_id`, oldest first.
-    fn list(&self, actor_id: &str, now: OffsetDateTime) -> Vec<ApprovalRecord>;
+    fn list<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
     /// Decides a pending, unexpired record.
-    fn decide(
-        &self,
-        id: &str,
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
         decision: ApprovalDecision,
         now: OffsetDateTime,
-    ) -> Result<ApprovalRecord, CapabilityError>;
+    ) -> StoreFuture<'a, ApprovalRecord>;
     /// Marks an approved record consumed by `execution_id`; fails unless it is approved, unexpired
     /// and not yet consumed. Exactly one concurrent caller succeeds.
-    fn consume(
-        &self,
-        id: &str,
-        execution_id: &str,
+    fn consume<'a>(
+        &'a self,
+        id: &'a str,
+        execution_id: &'a str,
         now: OffsetDateTime,
-    ) -> Result<ApprovalRecord, CapabilityError>;
-}
-
-/// In-process approval records; they die with the process.
-#[derive(Debug, Default)]
-pub struct MemoryApprovalStore {
-    records: Mutex<HashMap<String, ApprovalRecord>>,
+    ) -> StoreFuture<'a, ApprovalRecord>;
 }
 
 fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
@@ -163,6 +169,62 @@ pub(crate) fn status_error(status: ApprovalStatus) -> CapabilityError {
     })
 }
 
+/// Applies a decision to a record in memory; the rules every store shares.
+fn apply_decision(
+    record: &mut ApprovalRecord,
+    decision: ApprovalDecision,
+    now: OffsetDateTime,
+) -> Result<(), CapabilityError> {
+    expire_if_due(record, now);
+    match record.status {
+        ApprovalStatus::Pending => {}
+        ApprovalStatus::Expired => {
+            return Err(CapabilityError::of(CapabilityErrorCode::ApprovalExpired))
+        }
+        other => {
+            return Err(CapabilityError::with_message(
+                CapabilityErrorCode::ApprovalConsumed,
+                format!("This approval was already decided ({}).", other.as_str()),
+            ))
+        }
+    }
+    record.status = if decision.approved {
+        ApprovalStatus::Approved
+    } else {
+        ApprovalStatus::Rejected
+    };
+    record.decision = Some(decision);
+    Ok(())
+}
+
+/// Marks a record consumed in memory; the rules every store shares.
+fn apply_consume(
+    record: &mut ApprovalRecord,
+    execution_id: &str,
+    now: OffsetDateTime,
+) -> Result<(), CapabilityError> {
+    if record.status != ApprovalStatus::Approved {
+        expire_if_due(record, now);
+        return Err(status_error(record.status));
+    }
+    if now >= record.expires_at {
+        return Err(CapabilityError::of(CapabilityErrorCode::ApprovalExpired));
+    }
+    record.status = ApprovalStatus::Consumed;
+    record.consumed_by = Some(execution_id.to_owned());
+    Ok(())
+}
+
+fn not_found() -> CapabilityError {
+    CapabilityError::of(CapabilityErrorCode::ApprovalNotFound)
+}
+
+/// In-process approval records; they die with the process.
+#[derive(Debug, Default)]
+pub struct MemoryApprovalStore {
+    records: Mutex<HashMap<String, ApprovalRecord>>,
+}
+
 impl MemoryApprovalStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ApprovalRecord>> {
         // The map holds plain data; a panic elsewhere cannot leave it half-written.
@@ -170,21 +232,42 @@ impl MemoryApprovalStore {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+
+    fn update(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut ApprovalRecord) -> Result<(), CapabilityError>,
+    ) -> Result<ApprovalRecord, CapabilityError> {
+        let mut map = self.lock();
+        let record = map.get_mut(id).ok_or_else(not_found)?;
+        f(record)?;
+        Ok(record.clone())
+    }
 }
 
 impl ApprovalStore for MemoryApprovalStore {
-    fn insert(&self, record: ApprovalRecord) {
+    fn insert(&self, record: ApprovalRecord) -> StoreFuture<'_, ()> {
         self.lock().insert(record.id.clone(), record);
+        Box::pin(async { Ok(()) })
     }
 
-    fn get(&self, id: &str, now: OffsetDateTime) -> Option<ApprovalRecord> {
-        let mut map = self.lock();
-        let record = map.get_mut(id)?;
-        expire_if_due(record, now);
-        Some(record.clone())
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Option<ApprovalRecord>> {
+        let found = self.update(id, |r| {
+            expire_if_due(r, now);
+            Ok(())
+        });
+        Box::pin(async move { Ok(found.ok()) })
     }
 
-    fn list(&self, actor_id: &str, now: OffsetDateTime) -> Vec<ApprovalRecord> {
+    fn list<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
         let mut map = self.lock();
         let mut out: Vec<ApprovalRecord> = map
             .values_mut()
@@ -194,66 +277,182 @@ impl ApprovalStore for MemoryApprovalStore {
                 r.clone()
             })
             .collect();
+        drop(map);
         out.sort_by(|a, b| {
             a.requested_at
                 .cmp(&b.requested_at)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        out
+        Box::pin(async move { Ok(out) })
     }
 
-    fn decide(
-        &self,
-        id: &str,
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
         decision: ApprovalDecision,
         now: OffsetDateTime,
-    ) -> Result<ApprovalRecord, CapabilityError> {
-        let mut map = self.lock();
-        let record = map
-            .get_mut(id)
-            .ok_or_else(|| CapabilityError::of(CapabilityErrorCode::ApprovalNotFound))?;
-        expire_if_due(record, now);
-        match record.status {
-            ApprovalStatus::Pending => {}
-            ApprovalStatus::Expired => {
-                return Err(CapabilityError::of(CapabilityErrorCode::ApprovalExpired))
-            }
-            other => {
-                return Err(CapabilityError::with_message(
-                    CapabilityErrorCode::ApprovalConsumed,
-                    format!("This approval was already decided ({}).", other.as_str()),
-                ))
-            }
-        }
-        record.status = if decision.approved {
-            ApprovalStatus::Approved
-        } else {
-            ApprovalStatus::Rejected
-        };
-        record.decision = Some(decision);
-        Ok(record.clone())
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        let result = self.update(id, |r| apply_decision(r, decision, now));
+        Box::pin(async move { result })
     }
 
-    fn consume(
+    fn consume<'a>(
+        &'a self,
+        id: &'a str,
+        execution_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        let result = self.update(id, |r| apply_consume(r, execution_id, now));
+        Box::pin(async move { result })
+    }
+}
+
+/// Approval records in SQLite (table `approvals`), so pending approvals survive a restart.
+#[derive(Debug, Clone)]
+pub struct SqliteApprovalStore {
+    pool: sqlx::SqlitePool,
+}
+
+fn storage(e: impl std::fmt::Display) -> CapabilityError {
+    tracing::error!(error = %e, "approval storage failed");
+    CapabilityError::of(CapabilityErrorCode::InternalError)
+}
+
+impl SqliteApprovalStore {
+    /// Expects the `approvals` table of the crate's migrations.
+    pub fn new(pool: sqlx::SqlitePool) -> Self {
+        Self { pool }
+    }
+
+    async fn read(
+        conn: &mut sqlx::SqliteConnection,
+        id: &str,
+    ) -> Result<Option<ApprovalRecord>, CapabilityError> {
+        use sqlx::Row;
+        let row = sqlx::query("SELECT record FROM approvals WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(storage)?;
+        row.map(|r| {
+            r.try_get::<String, _>("record")
+                .map_err(storage)
+                .and_then(|t| serde_json::from_str(&t).map_err(storage))
+        })
+        .transpose()
+    }
+
+    async fn write(
+        conn: &mut sqlx::SqliteConnection,
+        record: &ApprovalRecord,
+    ) -> Result<(), CapabilityError> {
+        let text = serde_json::to_string(record).map_err(storage)?;
+        sqlx::query(
+            "INSERT INTO approvals (id, actor_id, requested_at, record) VALUES (?, ?, ?, ?)
+             ON CONFLICT(id) DO UPDATE SET record = excluded.record",
+        )
+        .bind(&record.id)
+        .bind(&record.actor.id)
+        .bind(i64::try_from(record.requested_at.unix_timestamp_nanos()).unwrap_or(i64::MAX))
+        .bind(text)
+        .execute(&mut *conn)
+        .await
+        .map_err(storage)?;
+        Ok(())
+    }
+
+    /// Reads, changes and writes one record inside a write transaction (the check-and-set).
+    async fn update(
         &self,
         id: &str,
-        execution_id: &str,
-        now: OffsetDateTime,
+        f: impl FnOnce(&mut ApprovalRecord) -> Result<(), CapabilityError>,
     ) -> Result<ApprovalRecord, CapabilityError> {
-        let mut map = self.lock();
-        let record = map
-            .get_mut(id)
-            .ok_or_else(|| CapabilityError::of(CapabilityErrorCode::ApprovalNotFound))?;
-        if record.status != ApprovalStatus::Approved {
-            expire_if_due(record, now);
-            return Err(status_error(record.status));
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(storage)?;
+        let mut record = Self::read(&mut tx, id).await?.ok_or_else(not_found)?;
+        let before = record.clone();
+        let outcome = f(&mut record);
+        // A lazily expired record is written back even when the change itself was refused.
+        if record != before {
+            Self::write(&mut tx, &record).await?;
         }
-        if now >= record.expires_at {
-            return Err(CapabilityError::of(CapabilityErrorCode::ApprovalExpired));
-        }
-        record.status = ApprovalStatus::Consumed;
-        record.consumed_by = Some(execution_id.to_owned());
-        Ok(record.clone())
+        tx.commit().await.map_err(storage)?;
+        outcome.map(|()| record)
+    }
+}
+
+impl ApprovalStore for SqliteApprovalStore {
+    fn insert(&self, record: ApprovalRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let mut conn = self.pool.acquire().await.map_err(storage)?;
+            Self::write(&mut conn, &record).await
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Option<ApprovalRecord>> {
+        Box::pin(async move {
+            match self
+                .update(id, |r| {
+                    expire_if_due(r, now);
+                    Ok(())
+                })
+                .await
+            {
+                Ok(r) => Ok(Some(r)),
+                Err(e) if e.code == CapabilityErrorCode::ApprovalNotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        Box::pin(async move {
+            use sqlx::Row;
+            let rows = sqlx::query(
+                "SELECT id FROM approvals WHERE actor_id = ? ORDER BY requested_at, id",
+            )
+            .bind(actor_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(storage)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let id: String = row.try_get("id").map_err(storage)?;
+                if let Some(r) = self.get(&id, now).await? {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: ApprovalDecision,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        Box::pin(self.update(id, move |r| apply_decision(r, decision, now)))
+    }
+
+    fn consume<'a>(
+        &'a self,
+        id: &'a str,
+        execution_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        Box::pin(self.update(id, move |r| apply_consume(r, execution_id, now)))
     }
 }
 
@@ -261,6 +460,110 @@ impl ApprovalStore for MemoryApprovalStore {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
+        let input = json!({"id": 5});
+        ApprovalRecord {
+            id: id.to_owned(),
+            capability_id: "issue-invoice".into(),
+            surface: Surface::AiSdk,
+            actor: Actor::user("carla@example.com", "Carla Controller", "controller"),
+            input_hash: input_hash(&input),
+            input,
+            reasons: vec!["r".into()],
+            types: vec!["human-confirmation".into()],
+            risk: Risk::High,
+            side_effect: SideEffect::Destructive,
+            requested_at: now,
+            expires_at: now + std::time::Duration::from_secs(60),
+            status: ApprovalStatus::Pending,
+            decision: None,
+            consumed_by: None,
+        }
+    }
+
+    /// The life cycle every store must implement identically.
+    async fn life_cycle(store: &dyn ApprovalStore) {
+        let t0 = OffsetDateTime::from_unix_timestamp(1_800_000_000).expect("time");
+        let carla = Actor::user("carla@example.com", "Carla Controller", "controller");
+        let decision = |approved| ApprovalDecision {
+            approved,
+            approver: carla.clone(),
+            decided_at: t0,
+        };
+        store.insert(record("apr_a", t0)).await.expect("insert");
+        store
+            .insert(record("apr_b", t0 + std::time::Duration::from_secs(1)))
+            .await
+            .expect("insert");
+
+        let code = |r: Result<ApprovalRecord, CapabilityError>| r.err().map(|e| e.code);
+        assert_eq!(
+            code(store.consume("apr_a", "exe_1", t0).await),
+            Some(CapabilityErrorCode::ApprovalPending)
+        );
+        let decided = store
+            .decide("apr_a", decision(true), t0)
+            .await
+            .expect("decide");
+        assert_eq!(decided.status, ApprovalStatus::Approved);
+        assert_eq!(
+            code(store.decide("apr_a", decision(false), t0).await),
+            Some(CapabilityErrorCode::ApprovalConsumed)
+        );
+        let consumed = store.consume("apr_a", "exe_1", t0).await.expect("consume");
+        assert_eq!(
+            (consumed.status, consumed.consumed_by.as_deref()),
+            (ApprovalStatus::Consumed, Some("exe_1"))
+        );
+        assert_eq!(
+            code(store.consume("apr_a", "exe_2", t0).await),
+            Some(CapabilityErrorCode::ApprovalConsumed)
+        );
+        assert_eq!(
+            code(store.consume("apr_x", "exe_2", t0).await),
+            Some(CapabilityErrorCode::ApprovalNotFound)
+        );
+
+        let later = t0 + std::time::Duration::from_secs(61);
+        assert_eq!(
+            store
+                .get("apr_b", later)
+                .await
+                .expect("get")
+                .map(|r| r.status),
+            Some(ApprovalStatus::Expired)
+        );
+        assert_eq!(
+            code(store.decide("apr_b", decision(true), later).await),
+            Some(CapabilityErrorCode::ApprovalExpired)
+        );
+        let ids: Vec<String> = store
+            .list("carla@example.com", later)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["apr_a", "apr_b"]);
+        assert!(store
+            .list("ada@example.com", later)
+            .await
+            .expect("list")
+            .is_empty());
+        assert_eq!(store.get("apr_x", later).await.expect("get"), None);
+    }
+
+    #[tokio::test]
+    async fn memory_store_life_cycle() {
+        life_cycle(&MemoryApprovalStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn sqlite_store_life_cycle() {
+        let pool = crate::db::connect("sqlite::memory:").await.expect("db");
+        life_cycle(&SqliteApprovalStore::new(pool)).await;
+    }
 
     #[test]
     fn canonical_json_is_key_order_independent() {

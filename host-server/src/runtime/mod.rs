@@ -17,6 +17,7 @@ use time::OffsetDateTime;
 
 pub use approval::{
     ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, MemoryApprovalStore,
+    SqliteApprovalStore,
 };
 pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use error::{CapabilityError, CapabilityErrorCode, HandlerError, InputIssue};
@@ -493,13 +494,14 @@ impl Runtime {
                 decision: None,
                 consumed_by: None,
             };
-            emit.event(
-                "approval.requested",
-                json!({"approvalId": record.id, "reasons": record.reasons, "types": record.types,
-                       "expiresAt": record.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()}),
-            );
+            let data = json!({"approvalId": record.id, "reasons": record.reasons, "types": record.types,
+                   "expiresAt": record.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()});
             let approval_id = record.id.clone();
-            self.approvals.insert(record);
+            // Nothing is announced until the record is stored.
+            if let Err(e) = self.approvals.insert(record).await {
+                return emit.failed(STAGE_APPROVAL, e, 0);
+            }
+            emit.event("approval.requested", data);
             let message = format!("Awaiting approval: {}.", reasons.join("; "));
             return Envelope::ApprovalRequired {
                 approval_id,
@@ -590,32 +592,38 @@ impl Runtime {
     }
 
     /// One approval record, with lazy expiry.
-    pub fn approval(&self, id: &str) -> Option<ApprovalRecord> {
-        self.approvals.get(id, self.clock.now())
+    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRecord>, CapabilityError> {
+        self.approvals.get(id, self.clock.now()).await
     }
 
     /// Records requested by `actor_id`, oldest first.
-    pub fn approvals_of(&self, actor_id: &str) -> Vec<ApprovalRecord> {
-        self.approvals.list(actor_id, self.clock.now())
+    pub async fn approvals_of(
+        &self,
+        actor_id: &str,
+    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+        self.approvals.list(actor_id, self.clock.now()).await
     }
 
     /// Decides a pending record. Deciding executes nothing.
-    pub fn decide(
+    pub async fn decide(
         &self,
         id: &str,
         approver: &Actor,
         approved: bool,
     ) -> Result<ApprovalRecord, CapabilityError> {
         let now = self.clock.now();
-        let record = self.approvals.decide(
-            id,
-            ApprovalDecision {
-                approved,
-                approver: approver.clone(),
-                decided_at: now,
-            },
-            now,
-        )?;
+        let record = self
+            .approvals
+            .decide(
+                id,
+                ApprovalDecision {
+                    approved,
+                    approver: approver.clone(),
+                    decided_at: now,
+                },
+                now,
+            )
+            .await?;
         self.audit.record(AuditDraft {
             actor_id: Some(record.actor.id.clone()),
             capability_id: Some(record.capability_id.clone()),
@@ -636,8 +644,12 @@ impl Runtime {
     ) -> Envelope {
         let execution_id = new_id("exe");
         let now = self.clock.now();
-        let Some(record) = self.approvals.get(approval_id, now) else {
-            return Envelope::Error(CapabilityError::of(CapabilityErrorCode::ApprovalNotFound));
+        let record = match self.approvals.get(approval_id, now).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return Envelope::Error(CapabilityError::of(CapabilityErrorCode::ApprovalNotFound))
+            }
+            Err(e) => return Envelope::Error(e),
         };
         let emit = Emit {
             hub: &self.audit,
@@ -681,7 +693,11 @@ impl Runtime {
             Ok(v) => v,
             Err(e) => return emit.failed(STAGE_INPUT, e, 0),
         };
-        let consumed = match self.approvals.consume(approval_id, &emit.execution_id, now) {
+        let consumed = match self
+            .approvals
+            .consume(approval_id, &emit.execution_id, now)
+            .await
+        {
             Ok(r) => r,
             Err(e) => return fail(e),
         };

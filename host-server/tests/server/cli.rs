@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::common::{builder, start_with};
+use crate::common::{builder, carla, start_with};
 
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
@@ -131,4 +131,72 @@ async fn a_file_database_keeps_the_ledger_across_restarts() {
     let (_, summary) = second.rpc(&carla, "receivables-summary", json!({})).await;
     assert_eq!(summary["data"]["invoiceCount"], 25);
     assert_eq!(summary["data"]["draft"], 6_490_000 + 4200);
+}
+
+#[actix_web::test]
+async fn approvals_survive_a_restart_and_resume_exactly_once() {
+    use host_server::{Correlation, Surface};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/approvals.sqlite3", dir.path().display());
+    let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let env = first
+        .state
+        .runtime
+        .invoke(
+            &carla(),
+            Surface::AiSdk,
+            "issue-invoice",
+            json!({"id": 5}),
+            Correlation::default(),
+        )
+        .await;
+    let approval_id = env["approvalId"].as_str().expect("approval id").to_owned();
+    first.state.pool.close().await;
+
+    let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let cookie = second.sign_in("controller").await;
+    let cards = second.get("/api/approvals", Some(&cookie)).await.body;
+    assert_eq!(
+        cards[0]["id"],
+        json!(approval_id),
+        "the pending record outlived the process"
+    );
+    second
+        .state
+        .runtime
+        .decide(&approval_id, &carla(), true)
+        .await
+        .expect("decide");
+
+    // Several connections race on the file database; the check-and-set lets one through.
+    let rt = &second.state.runtime;
+    let requester = carla();
+    let (a, b, c) = tokio::join!(
+        rt.resume(
+            &approval_id,
+            &requester,
+            Surface::AiSdk,
+            Correlation::default()
+        ),
+        rt.resume(
+            &approval_id,
+            &requester,
+            Surface::AiSdk,
+            Correlation::default()
+        ),
+        rt.resume(
+            &approval_id,
+            &requester,
+            Surface::AiSdk,
+            Correlation::default()
+        )
+    );
+    assert_eq!(
+        [&a, &b, &c].iter().filter(|e| e.is_ok()).count(),
+        1,
+        "{a:?} {b:?} {c:?}"
+    );
+    let (_, summary) = second.rpc(&cookie, "receivables-summary", json!({})).await;
+    assert_eq!(summary["data"]["outstanding"], 20_050_000 + 1_275_000);
 }

@@ -142,7 +142,10 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
         assert_eq!(envelope, &not_found);
     }
     assert!(
-        rt.approvals_of(&ada().id).is_empty(),
+        rt.approvals_of(&ada().id)
+            .await
+            .expect("approvals")
+            .is_empty(),
         "hide beats approval: no record for the analyst"
     );
 
@@ -251,5 +254,11 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
         )
         .await;
     assert_eq!(env["error"]["code"], "INPUT_INVALID");
-    assert!(s.state.runtime.approvals_of(&carla().id).is_empty());
+    assert!(s
+        .state
+        .runtime
+        .approvals_of(&carla().id)
+        .await
+        .expect("approvals")
+        .is_empty());
 }
