@@ -6,8 +6,14 @@
 
 pub mod provider;
 pub mod scripted;
+pub mod vendor;
 
 pub use provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall, ToolSpec,
+};
+pub use vendor::{
+    provider_from_spec, provider_from_spec_env, providers_from_spec, AnthropicConfig,
+    AnthropicProvider, HttpSettings, ModelSpec, OpenAiConfig, OpenAiProvider, ProviderConfigError,
+    RetryPolicy, Vendor,
 };

@@ -1,0 +1,268 @@
+//! `--model <vendor>:<model id>` → a configured provider, reading the vendor's environment
+//! variables. Errors name variables, never their values.
+
+use std::sync::Arc;
+
+use super::anthropic::{self, AnthropicConfig, AnthropicProvider};
+use super::openai::{self, OpenAiConfig, OpenAiProvider};
+use super::HttpSettings;
+use crate::provider::ModelProvider;
+
+/// Why a model spec could not be turned into a provider.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderConfigError {
+    #[error("unknown model vendor \"{vendor}\" (expected openai:<model> or anthropic:<model>)")]
+    UnknownVendor { vendor: String },
+    #[error(
+        "the model spec \"{spec}\" names no model (expected openai:<model> or anthropic:<model>)"
+    )]
+    MissingModel { spec: String },
+    #[error("{var} is not set")]
+    MissingKey { var: &'static str },
+    #[error("{var} must be an http:// or https:// URL")]
+    InvalidBaseUrl { var: &'static str },
+    #[error("{var} must be a positive whole number")]
+    InvalidNumber { var: &'static str },
+    #[error("the HTTP client could not be built")]
+    HttpClient,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    /// Any OpenAI-compatible chat-completions server.
+    OpenAi,
+    Anthropic,
+}
+
+impl Vendor {
+    /// The prefix of listed provider ids (`openai/<model>`).
+    pub fn id_prefix(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// A parsed `<vendor>:<model>` spec. The model id may itself contain `:` (`llama3.2:3b`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSpec {
+    pub vendor: Vendor,
+    pub model: String,
+}
+
+impl ModelSpec {
+    pub fn parse(spec: &str) -> Result<Self, ProviderConfigError> {
+        let spec = spec.trim();
+        let (vendor, model) = spec.split_once(':').unwrap_or((spec, ""));
+        let vendor = match vendor.trim().to_ascii_lowercase().as_str() {
+            "openai" => Vendor::OpenAi,
+            "anthropic" => Vendor::Anthropic,
+            other => {
+                return Err(ProviderConfigError::UnknownVendor {
+                    vendor: other.to_owned(),
+                })
+            }
+        };
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(ProviderConfigError::MissingModel {
+                spec: spec.to_owned(),
+            });
+        }
+        Ok(Self {
+            vendor,
+            model: model.to_owned(),
+        })
+    }
+
+    /// The id the provider is listed under: `openai/<model>` or `anthropic/<model>`.
+    pub fn provider_id(&self) -> String {
+        format!("{}/{}", self.vendor.id_prefix(), self.model)
+    }
+}
+
+/// A provider for `spec`, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL` or
+/// `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` / `ANTHROPIC_MAX_TOKENS` /
+/// `ANTHROPIC_THINKING_BUDGET` through `env` (empty values count as unset).
+pub fn provider_from_spec(
+    spec: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    http: HttpSettings,
+) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
+    let parsed = ModelSpec::parse(spec)?;
+    let var = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    match parsed.vendor {
+        Vendor::OpenAi => {
+            let base_url = var("OPENAI_BASE_URL");
+            let api_key = var("OPENAI_API_KEY");
+            // The vendor's own API needs a key; a server at a chosen base URL may not.
+            if api_key.is_none() && base_url.is_none() {
+                return Err(ProviderConfigError::MissingKey {
+                    var: "OPENAI_API_KEY",
+                });
+            }
+            let base_url = checked_url(base_url, openai::DEFAULT_BASE_URL, "OPENAI_BASE_URL")?;
+            let provider = OpenAiProvider::new(OpenAiConfig {
+                api_key,
+                base_url,
+                model: parsed.model,
+                http,
+            })?;
+            Ok(Arc::new(provider))
+        }
+        Vendor::Anthropic => {
+            let api_key = var("ANTHROPIC_API_KEY").ok_or(ProviderConfigError::MissingKey {
+                var: "ANTHROPIC_API_KEY",
+            })?;
+            let base_url = checked_url(
+                var("ANTHROPIC_BASE_URL"),
+                anthropic::DEFAULT_BASE_URL,
+                "ANTHROPIC_BASE_URL",
+            )?;
+            let max_tokens = number(var("ANTHROPIC_MAX_TOKENS"), "ANTHROPIC_MAX_TOKENS")?
+                .unwrap_or(anthropic::DEFAULT_MAX_TOKENS);
+            let thinking_budget = number(
+                var("ANTHROPIC_THINKING_BUDGET"),
+                "ANTHROPIC_THINKING_BUDGET",
+            )?;
+            let provider = AnthropicProvider::new(AnthropicConfig {
+                api_key,
+                base_url,
+                model: parsed.model,
+                max_tokens,
+                thinking_budget,
+                http,
+            })?;
+            Ok(Arc::new(provider))
+        }
+    }
+}
+
+/// `provider_from_spec` over the process environment with default HTTP settings.
+pub fn provider_from_spec_env(spec: &str) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
+    provider_from_spec(
+        spec,
+        &|name| std::env::var(name).ok(),
+        HttpSettings::default(),
+    )
+}
+
+/// One provider per comma-separated spec (`openai:gpt-4.1,anthropic:claude-sonnet-4-5`),
+/// in order; the first failure is returned.
+pub fn providers_from_spec(
+    specs: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    http: HttpSettings,
+) -> Result<Vec<Arc<dyn ModelProvider>>, ProviderConfigError> {
+    specs
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|spec| provider_from_spec(spec, env, http.clone()))
+        .collect()
+}
+
+fn checked_url(
+    value: Option<String>,
+    default: &str,
+    var: &'static str,
+) -> Result<String, ProviderConfigError> {
+    let url = value.unwrap_or_else(|| default.to_owned());
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(url),
+        _ => Err(ProviderConfigError::InvalidBaseUrl { var }),
+    }
+}
+
+fn number(value: Option<String>, var: &'static str) -> Result<Option<u32>, ProviderConfigError> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(ProviderConfigError::InvalidNumber { var }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn specs_parse() {
+        let spec = ModelSpec::parse("openai:llama3.2:3b").unwrap();
+        assert_eq!(spec.vendor, Vendor::OpenAi);
+        assert_eq!(spec.model, "llama3.2:3b");
+        assert_eq!(spec.provider_id(), "openai/llama3.2:3b");
+        assert_eq!(
+            ModelSpec::parse("anthropic:claude-x")
+                .unwrap()
+                .provider_id(),
+            "anthropic/claude-x"
+        );
+        assert!(matches!(
+            ModelSpec::parse("gemini:x"),
+            Err(ProviderConfigError::UnknownVendor { .. })
+        ));
+        assert!(matches!(
+            ModelSpec::parse("openai:"),
+            Err(ProviderConfigError::MissingModel { .. })
+        ));
+    }
+
+    #[test]
+    fn keys_and_urls_are_checked() {
+        let http = HttpSettings::default;
+        let none = env(&[]);
+        assert_eq!(
+            provider_from_spec("openai:gpt-4.1", &none, http()).err(),
+            Some(ProviderConfigError::MissingKey {
+                var: "OPENAI_API_KEY"
+            })
+        );
+        let local = env(&[("OPENAI_BASE_URL", "http://localhost:11434/v1")]);
+        let p = provider_from_spec("openai:llama3.2", &local, http()).unwrap();
+        assert_eq!(p.id(), "openai/llama3.2");
+        let bad = env(&[("OPENAI_BASE_URL", "localhost:11434")]);
+        assert_eq!(
+            provider_from_spec("openai:x", &bad, http()).err(),
+            Some(ProviderConfigError::InvalidBaseUrl {
+                var: "OPENAI_BASE_URL"
+            })
+        );
+        assert_eq!(
+            provider_from_spec("anthropic:claude-x", &none, http()).err(),
+            Some(ProviderConfigError::MissingKey {
+                var: "ANTHROPIC_API_KEY"
+            })
+        );
+        let key = env(&[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_MAX_TOKENS", "0")]);
+        assert_eq!(
+            provider_from_spec("anthropic:claude-x", &key, http()).err(),
+            Some(ProviderConfigError::InvalidNumber {
+                var: "ANTHROPIC_MAX_TOKENS"
+            })
+        );
+        let both = env(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "k")]);
+        let all = providers_from_spec("openai:a, anthropic:b", &both, http()).unwrap();
+        let ids: Vec<&str> = all.iter().map(|p| p.id()).collect();
+        assert_eq!(ids, ["openai/a", "anthropic/b"]);
+    }
+}
