@@ -36,15 +36,27 @@ pub async fn dispatch(
         Value::Null => Value::Object(Map::new()),
         input => input.clone(),
     };
-    let mut request = InvokeRequest {
+    let request = InvokeRequest {
         invocation_id: Some(call.tool_call_id.clone()),
         capability_id: binding.canonical_id.clone(),
         instance_id: Some(binding.instance_id.clone()),
         registration_id: Some(binding.registration_id.clone()),
         surface_version: Some(live.surface_version.clone()),
-        input: Some(input.clone()),
+        input: Some(input),
         confirmed: false,
     };
+    invoke_confirmed(surface, request, call, ui).await
+}
+
+/// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes
+/// with the same invocation id. A dismissed or unmounted dialog resolves false, and the
+/// denial is a typed result.
+pub(crate) async fn invoke_confirmed(
+    surface: &Surface,
+    mut request: InvokeRequest,
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Dispatched {
     let mut result = surface.invoke(request.clone()).await;
     if let Some(asked) = result
         .error()
@@ -54,14 +66,13 @@ pub async fn dispatch(
         let confirm = ConfirmRequest {
             tool_call_id: call.tool_call_id.clone(),
             wire_name: call.wire_name.clone(),
-            capability_id: binding.canonical_id.clone(),
-            input,
+            capability_id: request.capability_id.clone(),
+            input: request.input.clone().unwrap_or_default(),
             summary: details["summary"].as_str().unwrap_or_default().to_owned(),
             effect: details["effect"].as_str().unwrap_or_default().to_owned(),
         };
-        // A dismissed or unmounted dialog resolves false: denial is a typed result.
         if !ui.confirm(&confirm).await {
-            let error = SurfaceError::confirmation_denied(&binding.canonical_id);
+            let error = SurfaceError::confirmation_denied(&request.capability_id);
             return Dispatched {
                 ok: false,
                 value: serde_json::json!({ "error": error.to_value() }),

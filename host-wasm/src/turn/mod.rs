@@ -8,12 +8,16 @@ mod dispatch;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
 
+use crate::capability::Effect;
 use crate::guard::{unexecuted_results, LoopGuard};
+use crate::meta::{dispatch_meta, meta_catalog};
 use crate::projection::{project, Projection};
 use crate::registry::Surface;
 use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
+use dpas_protocol::catalog::SURFACE_ACT;
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{
@@ -129,6 +133,8 @@ pub struct TurnOptions {
     /// The app's route → scope-floor table; `None` leaves every step unscoped.
     pub route_floors: Option<RouteFloors>,
     pub model_id: Option<String>,
+    /// Direct (one descriptor per capability) or meta (the three `surface_*` tools).
+    pub catalog_mode: CatalogMode,
     pub settle: SettlePolicy,
 }
 
@@ -326,7 +332,7 @@ impl Turn<'_, '_> {
             model_id: self.options.model_id.clone(),
             messages: self.history.clone(),
             catalog: CatalogV2 {
-                mode: CatalogMode::Direct,
+                mode: self.options.catalog_mode,
                 // The floor is sent only when there is one, and then exactly (B11).
                 scope: (!scope.is_empty()).then(|| scope.to_vec()),
                 frontend_tools: projection.descriptors.clone(),
@@ -372,7 +378,22 @@ impl Turn<'_, '_> {
                 canonical_id: call.canonical_id.clone(),
                 input: call.input.clone(),
             });
-            let Dispatched { ok, value } = dispatch(env.surface, scope, call, env.ui).await;
+            let (Dispatched { ok, value }, moves_surface, navigated) =
+                if self.options.catalog_mode == CatalogMode::Meta {
+                    let meta = dispatch_meta(env.surface, scope, call, env.ui).await;
+                    (
+                        meta.dispatched,
+                        call.wire_name == SURFACE_ACT,
+                        meta.acted == Some(Effect::Navigation),
+                    )
+                } else {
+                    let direct = dispatch(env.surface, scope, call, env.ui).await;
+                    (
+                        direct,
+                        projection.moves_surface(&call.wire_name),
+                        projection.moves_route(&call.wire_name),
+                    )
+                };
             env.observer.on_event(&TurnEvent::ToolCallSettled {
                 tool_call_id: call.tool_call_id.clone(),
                 wire_name: call.wire_name.clone(),
@@ -385,7 +406,7 @@ impl Turn<'_, '_> {
                 &call.wire_name,
                 value.clone(),
             ));
-            if projection.moves_surface(&call.wire_name) {
+            if moves_surface {
                 let ui = env.ui;
                 let until = || ui.until();
                 let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
@@ -399,7 +420,7 @@ impl Turn<'_, '_> {
                 .await;
                 env.observer.on_event(&TurnEvent::Settled(outcome));
             }
-            if ok && projection.moves_route(&call.wire_name) {
+            if ok && navigated {
                 self.options.pathname = env.ui.current_pathname();
             }
             if let Some(verdict) =
@@ -460,7 +481,19 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
             );
         }
         let scope = turn.scope();
-        let projection = project(env.surface, &scope);
+        let projection = match turn.options.catalog_mode {
+            CatalogMode::Direct => project(env.surface, &scope),
+            CatalogMode::Meta => {
+                let (descriptors, state) = meta_catalog();
+                Projection {
+                    surface_version: env.surface.version(),
+                    descriptors,
+                    state,
+                    bindings: Vec::new(),
+                    undecodable: Vec::new(),
+                }
+            }
+        };
         if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
             return (TurnStatus::Error, Some(body(error)));
         }

@@ -165,6 +165,7 @@ impl Harness {
             pathname: "/receivables/pending".into(),
             route_floors: Some(RouteFloors::demo()),
             model_id: None,
+            catalog_mode: CatalogMode::Direct,
             settle: SettlePolicy::default(),
         }
     }
@@ -302,6 +303,7 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
         pathname: "/receivables/pending".into(),
         route_floors: Some(RouteFloors::demo()),
         model_id: Some("mock/scripted".into()),
+        catalog_mode: CatalogMode::Direct,
         settle: SettlePolicy::default(),
     };
     let outcome = h.run(options);
@@ -985,4 +987,65 @@ fn undecodable_tools_are_withheld_reported_and_counted_on_the_wire() {
         .contains(&TurnEvent::CatalogUndecodable {
             canonical_ids: vec!["domain:files/delete".into()]
         }));
+}
+
+#[test]
+fn meta_mode_posts_the_three_tools_and_acts_through_them() {
+    let h = Harness::new();
+    let act = |id: &str, capability: &str, input: Value| {
+        call(
+            id,
+            "surface_act",
+            capability,
+            json!({ "capabilityId": capability, "input": input }),
+        )
+    };
+    h.reply(step(
+        &[],
+        &[call(
+            "c0",
+            "surface_discover",
+            "meta:surface_discover",
+            json!({}),
+        )],
+        None,
+    ));
+    h.reply(step(
+        &[],
+        &[act(
+            "c1",
+            "view:app.navigation.goTo",
+            json!({ "path": "/receivables/all" }),
+        )],
+        None,
+    ));
+    h.reply(done());
+    let mut options = h.options();
+    options.catalog_mode = CatalogMode::Meta;
+    let outcome = h.run(options);
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    let posted = h.posted();
+    assert_eq!(posted[0]["catalog"]["mode"], "meta");
+    let names: Vec<&str> = posted[0]["catalog"]["frontendTools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["wireName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["surface_discover", "surface_read", "surface_act"]);
+    assert_eq!(
+        posted[0]["catalog"]["frontendState"][2],
+        json!({ "wireName": "surface_act", "available": true })
+    );
+    let values = tool_values(&outcome);
+    assert_eq!(values[0]["components"].as_array().unwrap().len(), 3);
+    assert_eq!(values[1], json!({ "done": true }));
+    // surface_act settles, and a successful navigation moves the next step's route.
+    assert!(h
+        .fake
+        .events
+        .borrow()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Settled(_))));
+    assert_eq!(posted[2]["pathname"], "/receivables/all");
 }
