@@ -58,6 +58,9 @@ fn is_memory(url: &str) -> bool {
 }
 
 /// Opens (creating if needed) the database and applies the migrations.
+///
+/// Every read-then-write transaction in this crate begins `IMMEDIATE`, so concurrent writers
+/// queue on the busy timeout instead of failing to upgrade a read lock.
 pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
     let mut options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)

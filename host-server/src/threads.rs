@@ -215,7 +215,7 @@ impl ThreadStore for SqliteThreadStore {
             let now = OffsetDateTime::now_utc()
                 .format(&Rfc3339)
                 .map_err(|e| ThreadError::Storage(e.to_string()))?;
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
             let existing = sqlx::query("SELECT owner, messages, usage FROM threads WHERE id = ?")
                 .bind(id)
                 .fetch_optional(&mut *tx)

@@ -272,7 +272,7 @@ impl Ledger {
                     .unwrap_or(seed_day),
             )
         };
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
             sqlx::query(&format!("DELETE FROM {table}"))
                 .execute(&mut *tx)
@@ -447,7 +447,11 @@ impl Ledger {
             Some(d) => fmt_date(require_date(&d)?),
             None => fmt_date(add_days(issue, client.payment_terms_days)?),
         };
-        let mut tx = self.pool.begin().await.map_err(sql_err)?;
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(sql_err)?;
         let id: i64 = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'next_invoice_id'")
             .fetch_optional(&mut *tx)
             .await
@@ -584,7 +588,11 @@ impl Ledger {
                 invoice.reference, invoice.status
             )));
         }
-        let mut tx = self.pool.begin().await.map_err(sql_err)?;
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(sql_err)?;
         let done = sqlx::query("DELETE FROM invoices WHERE id = ? AND status = 'draft'")
             .bind(id)
             .execute(&mut *tx)

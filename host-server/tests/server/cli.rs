@@ -115,22 +115,32 @@ async fn a_file_database_keeps_the_ledger_across_restarts() {
     let url = format!("sqlite://{}/nested/ledger.sqlite3", dir.path().display());
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let carla = first.sign_in("controller").await;
-    let (status, _) = first
-        .rpc(
+    // Concurrent writers on several connections queue up; each gets its own id.
+    let creates = (0..8).map(|_| {
+        first.rpc(
             &carla,
             "create-invoice",
             json!({"clientId": 3, "amount": 4200}),
         )
-        .await;
-    assert_eq!(status, 200);
+    });
+    let created = futures_util::future::join_all(creates).await;
+    let mut ids: Vec<i64> = created
+        .iter()
+        .map(|(status, env)| {
+            assert_eq!(*status, 200, "{env}");
+            env["data"]["id"].as_i64().unwrap_or_default()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (25..33).collect::<Vec<i64>>());
     first.state.pool.close().await;
 
     // Not empty, so not re-seeded: the new draft is still there.
     let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let carla = second.sign_in("controller").await;
     let (_, summary) = second.rpc(&carla, "receivables-summary", json!({})).await;
-    assert_eq!(summary["data"]["invoiceCount"], 25);
-    assert_eq!(summary["data"]["draft"], 6_490_000 + 4200);
+    assert_eq!(summary["data"]["invoiceCount"], 32);
+    assert_eq!(summary["data"]["draft"], 6_490_000 + 8 * 4200);
 }
 
 #[actix_web::test]
