@@ -359,6 +359,10 @@ impl ScriptedProvider {
                 invalid_input: call.invalid_input,
             })));
         }
+        if let Some(message) = turn.error_after_calls {
+            events.push(Err(ModelError::new(ModelErrorKind::Vendor, message)));
+            return events;
+        }
         let reason = turn
             .finish_reason
             .unwrap_or_else(|| if has_calls { "tool-calls" } else { "stop" }.into());

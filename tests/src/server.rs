@@ -211,6 +211,19 @@ impl ChatServer {
             .await
     }
 
+    pub async fn post_json(&self, path: &str, role: &str, body: &Value) -> (u16, Value) {
+        let resp = self
+            .http
+            .post(self.url(path))
+            .header("cookie", self.cookie(role))
+            .json(body)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
     pub async fn get_json(&self, path: &str, role: &str) -> (u16, Value) {
         let resp = self
             .http

@@ -1,0 +1,155 @@
+//! Actor isolation of inspector frames, and runs that outlive their client.
+
+use std::time::{Duration, Instant};
+
+use dpas_protocol::Frame;
+use dpas_tests::server::{self, ChatReply};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+fn request(conversation: &str, text: &str) -> Value {
+    json!({
+        "protocolVersion": 2,
+        "conversationId": conversation,
+        "turnId": "trn_1",
+        "stepIndex": 0,
+        "pathname": "/receivables/pending",
+        "messages": [{"role": "user", "content": text}],
+        "catalog": {"mode": "direct", "frontendTools": []}
+    })
+}
+
+fn capability_frames(reply: &ChatReply) -> Vec<(String, String)> {
+    reply
+        .frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Inspector(i) if i.event_type.starts_with("capability.") => Some((
+                i.correlation.as_ref().unwrap()["capabilityId"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                i.correlation.as_ref().unwrap()["conversationId"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn concurrent_users_never_see_each_others_inspector_entries() {
+    // Both steps run their server call inside the same window; each must see only its own.
+    let srv = server::start_script(
+        r#"{"turns": [
+            {"when": {"lastUserContains": "carla"}, "delayMs": 150, "toolCalls": [{"name": "domain_receivables-summary"}]},
+            {"when": {"lastUserContains": "ada"}, "delayMs": 150, "toolCalls": [{"name": "domain_collections-aging"}]},
+            {"when": {}, "text": ["done"]}
+        ]}"#,
+    )
+    .await;
+    for _ in 0..3 {
+        let (carla_body, ada_body) = (
+            request("cnv_carla", "carla asks"),
+            request("cnv_ada", "ada asks"),
+        );
+        let (carla, ada) = tokio::join!(
+            srv.chat(&carla_body, "controller"),
+            srv.chat(&ada_body, "analyst")
+        );
+        let carla_seen = capability_frames(&carla);
+        let ada_seen = capability_frames(&ada);
+        assert!(!carla_seen.is_empty() && !ada_seen.is_empty());
+        assert!(
+            carla_seen
+                .iter()
+                .all(|(cap, conv)| cap == "receivables-summary" && conv == "cnv_carla"),
+            "{carla_seen:?}"
+        );
+        assert!(
+            ada_seen
+                .iter()
+                .all(|(cap, conv)| cap == "collections-aging" && conv == "cnv_ada"),
+            "{ada_seen:?}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_departed_client_never_stops_persistence() {
+    let srv = server::start_script(
+        r#"{"turns": [{"delayMs": 300, "text": ["Summary coming."], "toolCalls": [{"name": "domain_receivables-summary"}]}, {"text": ["Outstanding is €200,500."]}]}"#,
+    )
+    .await;
+    let resp = srv
+        .http
+        .post(srv.url("/agent/chat"))
+        .header("cookie", srv.cookie("controller"))
+        .json(&request("cnv_gone", "what is outstanding?"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    let first = body.next().await.unwrap().unwrap();
+    assert!(first.starts_with(b"{\"type\":\"step-start\""));
+    drop(body); // the client goes away after the first frame
+
+    let owner = "carla@example.com";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stored = loop {
+        let messages = srv.state.threads.messages(owner, "cnv_gone").await.unwrap();
+        if let Some(m) = messages.filter(|m| m.len() >= 4) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "the thread was not written");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    let roles: Vec<&str> = stored.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(stored[2]["content"][0]["output"]["value"]["status"], "ok");
+    let meta = srv
+        .state
+        .threads
+        .get(owner, "cnv_gone")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(meta.usage.unwrap()["reportedSteps"], 2);
+}
+
+#[actix_web::test]
+async fn another_users_conversation_id_is_never_appended_to() {
+    let srv = server::start_script(r#"{"turns": [{"text": ["hello"]}]}"#).await;
+    let first = srv
+        .chat(&request("cnv_shared", "carla's question"), "controller")
+        .await;
+    assert_eq!(first.status, 200);
+    let second = srv
+        .chat(&request("cnv_shared", "ada's question"), "analyst")
+        .await;
+    assert_eq!(second.status, 200);
+    let refused = second
+        .frames
+        .iter()
+        .any(|f| matches!(f, Frame::Inspector(i) if i.event_type == "thread.not-saved"));
+    assert!(refused, "the second user is told the step was not saved");
+    let carla = srv
+        .state
+        .threads
+        .messages("carla@example.com", "cnv_shared")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(carla.len(), 2);
+    assert_eq!(carla[0]["content"], "carla's question");
+    assert!(srv
+        .state
+        .threads
+        .messages("ada@example.com", "cnv_shared")
+        .await
+        .unwrap()
+        .is_none());
+}
