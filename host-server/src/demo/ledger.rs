@@ -771,12 +771,24 @@ impl Ledger {
         expected_payment_date: Patch<Option<String>>,
         note: Patch<Option<String>>,
     ) -> Result<CollectionStatus, HandlerError> {
+        // Dates are checked before the write lock is taken.
+        for d in [&last_reminder_date, &expected_payment_date] {
+            if let Patch::Set(Some(d)) = d {
+                require_date(d)?;
+            }
+        }
         self.invoice(invoice_id).await?;
+        // Read and write in one write transaction, so concurrent patches never lose a field.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(sql_err)?;
         let existing = sqlx::query(
             "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses WHERE invoice_id = ?",
         )
         .bind(invoice_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await
         .map_err(sql_err)?;
         let mut c = match existing {
@@ -789,16 +801,13 @@ impl Ledger {
                 note: None,
             },
         };
-        let check = |d: &Option<String>| d.as_deref().map(require_date).transpose().map(|_| ());
         if let Patch::Set(d) = last_reminder_date {
-            check(&d)?;
             c.last_reminder_date = d;
         }
         if let Some(n) = reminders_sent {
             c.reminders_sent = n;
         }
         if let Patch::Set(d) = expected_payment_date {
-            check(&d)?;
             c.expected_payment_date = d;
         }
         if let Patch::Set(n) = note {
@@ -814,9 +823,10 @@ impl Ledger {
         .bind(&c.last_reminder_date)
         .bind(&c.expected_payment_date)
         .bind(&c.note)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await
         .map_err(sql_err)?;
+        tx.commit().await.map_err(sql_err)?;
         Ok(c)
     }
 }
