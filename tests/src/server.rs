@@ -31,6 +31,8 @@ pub struct ChatServer {
 pub enum Model {
     Golden,
     Script(&'static str),
+    /// Any provider, e.g. one that records what it was asked.
+    Custom(Arc<dyn ModelProvider>),
     None,
 }
 
@@ -69,6 +71,7 @@ pub async fn start_with(options: Options) -> ChatServer {
             let script = Script::from_json(json.as_bytes()).expect("valid test script");
             vec![ScriptedProvider::from_script(script).into_arc()]
         }
+        Model::Custom(provider) => vec![provider],
         Model::None => {
             config.model = ModelSpec::None;
             Vec::new()
