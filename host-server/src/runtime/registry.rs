@@ -108,7 +108,7 @@ impl Capability {
             .validator
             .iter_errors(input)
             .map(|e| InputIssue {
-                path: e.instance_path().to_string(),
+                path: issue_path(&e),
                 message: e.masked().to_string(),
             })
             .collect();
@@ -155,6 +155,19 @@ pub enum RegistryError {
     Duplicate(String),
     #[error("invalid registry: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Aggregate(Vec<RegistryError>),
+}
+
+/// The JSON Pointer of an issue; a missing property points at the property itself.
+fn issue_path(e: &jsonschema::ValidationError<'_>) -> String {
+    let base = e.instance_path().to_string();
+    match e.kind() {
+        jsonschema::error::ValidationErrorKind::Required {
+            property: Value::String(name),
+        } => {
+            format!("{base}/{}", name.replace('~', "~0").replace('/', "~1"))
+        }
+        _ => base,
+    }
 }
 
 fn schema_for<T: JsonSchema>() -> Value {

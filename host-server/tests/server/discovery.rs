@@ -220,8 +220,12 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
         .rpc(&carla_cookie, "create-invoice", json!({"amount": 10}))
         .await;
     assert_eq!(
-        (status, env["error"]["details"]["issues"][0]["path"].clone()),
-        (400, json!(""))
+        (status, env["error"]["details"]["issues"][0].clone()),
+        (
+            400,
+            json!({"path": "/clientId", "message": "\"clientId\" is a required property"})
+        ),
+        "a missing property points at itself"
     );
 
     let (status, env) = s
