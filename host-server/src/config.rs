@@ -76,7 +76,9 @@ impl ModelSpec {
         match self {
             Self::None => Vec::new(),
             Self::Scripted { .. } => vec!["scripted".to_owned()],
-            other => vec![other.to_string()],
+            // The ids the providers list themselves under (`dpas_model`): `<vendor>/<model>`.
+            Self::OpenAi { model } => vec![format!("openai/{model}")],
+            Self::Anthropic { model } => vec![format!("anthropic/{model}")],
         }
     }
 }

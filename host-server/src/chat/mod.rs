@@ -21,8 +21,8 @@ use crate::config::{ModelSpec, ServerConfig};
 pub enum ModelSetupError {
     #[error("scripted model: {0}")]
     Script(#[from] dpas_model::scripted::ScriptError),
-    #[error("{0}")]
-    Vendor(String),
+    #[error("model provider: {0}")]
+    Vendor(#[from] dpas_model::ProviderConfigError),
 }
 
 /// The models a spec configures.
@@ -38,9 +38,10 @@ pub fn models_for(spec: &ModelSpec) -> Result<ModelSet, ModelSetupError> {
                 ScriptedProvider::from_script(script).into_arc()
             ]))
         }
-        ModelSpec::OpenAi { .. } | ModelSpec::Anthropic { .. } => Err(ModelSetupError::Vendor(
-            format!("the {spec} model is not available in this build yet"),
-        )),
+        ModelSpec::OpenAi { .. } | ModelSpec::Anthropic { .. } => {
+            let provider = dpas_model::provider_from_spec_env(&spec.to_string())?;
+            Ok(ModelSet::new(vec![provider]))
+        }
     }
 }
 
