@@ -97,7 +97,8 @@ pub enum TurnEvent {
     },
     /// A settle-wait ended.
     Settled(SettleOutcome),
-    /// A successful server write: the app should invalidate its cached queries (J3).
+    /// A successful write, by the server (J3) or by a browser-executed domain reference: the
+    /// app should invalidate its cached queries.
     Reconcile { wire_name: String },
     /// A step reported usage.
     Usage(Usage),
@@ -378,21 +379,14 @@ impl Turn<'_, '_> {
                 canonical_id: call.canonical_id.clone(),
                 input: call.input.clone(),
             });
-            let (Dispatched { ok, value }, moves_surface, navigated) =
+            let (Dispatched { ok, value }, moves_surface, effect) =
                 if self.options.catalog_mode == CatalogMode::Meta {
                     let meta = dispatch_meta(env.surface, scope, call, env.ui).await;
-                    (
-                        meta.dispatched,
-                        call.wire_name == SURFACE_ACT,
-                        meta.acted == Some(Effect::Navigation),
-                    )
+                    (meta.dispatched, call.wire_name == SURFACE_ACT, meta.acted)
                 } else {
                     let direct = dispatch(env.surface, scope, call, env.ui).await;
-                    (
-                        direct,
-                        projection.moves_surface(&call.wire_name),
-                        projection.moves_route(&call.wire_name),
-                    )
+                    let effect = projection.binding(&call.wire_name).map(|b| b.effect);
+                    (direct, projection.moves_surface(&call.wire_name), effect)
                 };
             env.observer.on_event(&TurnEvent::ToolCallSettled {
                 tool_call_id: call.tool_call_id.clone(),
@@ -420,8 +414,14 @@ impl Turn<'_, '_> {
                 .await;
                 env.observer.on_event(&TurnEvent::Settled(outcome));
             }
-            if ok && navigated {
+            if ok && effect == Some(Effect::Navigation) {
                 self.options.pathname = env.ui.current_pathname();
+            }
+            // A browser-executed reference that wrote to the server stales the app's queries too.
+            if ok && effect.is_some_and(|e| e.is_domain_effect() && e != Effect::ServerQuery) {
+                env.observer.on_event(&TurnEvent::Reconcile {
+                    wire_name: call.wire_name.clone(),
+                });
             }
             if let Some(verdict) =
                 self.guard

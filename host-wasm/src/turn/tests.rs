@@ -1049,3 +1049,31 @@ fn meta_mode_posts_the_three_tools_and_acts_through_them() {
         .any(|e| matches!(e, TurnEvent::Settled(_))));
     assert_eq!(posted[2]["pathname"], "/receivables/all");
 }
+
+#[test]
+fn a_browser_executed_domain_write_asks_for_reconciliation() {
+    let h = Harness::new();
+    h.screen.chase.set(Some(37));
+    let chase = (
+        "domain_update-collection-status",
+        "domain:update-collection-status",
+    );
+    h.reply(step(
+        &[],
+        &[pending("c1", chase, json!({ "remindersSent": 2 }))],
+        None,
+    ));
+    h.reply(done());
+    let outcome = h.run(h.options());
+    assert_eq!(tool_values(&outcome), [json!({ "invoice_id": 37 })]);
+    assert!(h.fake.events.borrow().contains(&TurnEvent::Reconcile {
+        wire_name: chase.0.into()
+    }));
+    // The reference does not move the surface, so no settle-wait follows it.
+    assert!(!h
+        .fake
+        .events
+        .borrow()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Settled(_))));
+}
