@@ -5,10 +5,8 @@
 mod common;
 
 use common::*;
-use dpas_model::vendor::{anthropic, openai};
-use dpas_model::{EventStream, FinishReason, ModelErrorKind, ModelEvent, ToolCall};
+use dpas_model::{FinishReason, ModelErrorKind, ModelEvent, ToolCall};
 use dpas_protocol::UsageReport;
-use futures_util::stream;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -286,7 +284,11 @@ async fn replay(
     name: &str,
     chunks: Vec<Vec<u8>>,
 ) -> (Vec<ModelEvent>, Option<dpas_model::ModelError>) {
-    let server = StandIn::start(vec![Reply::Sse { chunks, cut: false }]).await;
+    let server = StandIn::start(vec![Reply::Sse {
+        chunks,
+        end: End::Complete,
+    }])
+    .await;
     let (events, error) = match adapter_for(name) {
         Adapter::OpenAi => run(&openai(&server.base_url), simple_request()).await,
         Adapter::Anthropic => run(&anthropic(&server.base_url), simple_request()).await,
@@ -313,22 +315,14 @@ async fn fixtures_over_http_whole_byte_by_byte_and_random() {
     }
 }
 
-fn decode(name: &str, chunks: Vec<Vec<u8>>) -> EventStream {
-    let body = stream::iter(chunks.into_iter().map(Ok));
-    match adapter_for(name) {
-        Adapter::OpenAi => openai::decode_body(body),
-        Adapter::Anthropic => anthropic::decode_body(body),
-    }
-}
-
 fn decode_blocking(
     name: &str,
     chunks: Vec<Vec<u8>>,
 ) -> (Vec<ModelEvent>, Option<dpas_model::ModelError>) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime");
-    runtime.block_on(collect(decode(name, chunks)))
+    block_on(collect(decode(
+        adapter_for(name) == Adapter::Anthropic,
+        chunks,
+    )))
 }
 
 proptest! {

@@ -129,7 +129,9 @@ fn is_sensitive(word: &str) -> bool {
         return false;
     }
     let lower = core.to_ascii_lowercase();
-    lower.contains("://")
+    // The rest of a URL whose configured base was already replaced.
+    word.contains("[redacted]/")
+        || lower.contains("://")
         || lower.starts_with("www.")
         || lower.contains('@')
         || lower.contains("localhost")

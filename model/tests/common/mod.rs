@@ -18,6 +18,9 @@ use tokio::net::{TcpListener, TcpStream};
 pub const OPENAI_KEY: &str = "sk-test-Zq8vK2mN4pR7tW1xY5bC3dF6";
 pub const ANTHROPIC_KEY: &str = "sk-ant-test-Hj4kL7nP0qS3uV6wX9zA2cE5";
 
+/// In a `Reply::Status` body, replaced by the stand-in's own base URL when served.
+pub const BASE_PLACEHOLDER: &str = "{BASE}";
+
 /// `../shared` beside the workspace, or `DPAS_SHARED_DIR`.
 pub fn shared_dir() -> PathBuf {
     match std::env::var_os("DPAS_SHARED_DIR") {
@@ -105,9 +108,8 @@ pub fn random_cuts(len: usize, seed: u64, n: usize) -> Vec<usize> {
 /// What the stand-in answers to one request.
 #[derive(Debug, Clone)]
 pub enum Reply {
-    /// 200 `text/event-stream`, the body written as these HTTP chunks; `cut` closes the
-    /// connection without the terminating chunk.
-    Sse { chunks: Vec<Vec<u8>>, cut: bool },
+    /// 200 `text/event-stream`, the body written as these HTTP chunks, then `end`.
+    Sse { chunks: Vec<Vec<u8>>, end: End },
     /// Any status with a body (and `retry-after` when given).
     Status {
         status: u16,
@@ -122,7 +124,7 @@ impl Reply {
     pub fn sse(body: &[u8]) -> Self {
         Self::Sse {
             chunks: vec![body.to_vec()],
-            cut: false,
+            end: End::Complete,
         }
     }
 
@@ -133,6 +135,17 @@ impl Reply {
             retry_after: None,
         }
     }
+}
+
+/// How an SSE reply ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The terminating chunk, then close.
+    Complete,
+    /// Close without the terminating chunk (a connection cut mid-body).
+    Cut,
+    /// Keep the connection open and send nothing more (a silent vendor).
+    Hang,
 }
 
 /// One request the stand-in received.
@@ -185,7 +198,7 @@ impl StandIn {
                     Reply::status(500, "{\"error\":{\"message\":\"no more replies\"}}")
                 });
                 let sink = sink.clone();
-                tokio::spawn(serve(socket, reply, sink));
+                tokio::spawn(serve(socket, reply, sink, format!("http://{addr}")));
             }
         });
         Self {
@@ -240,7 +253,12 @@ async fn read_request(socket: &mut TcpStream) -> Option<Captured> {
     })
 }
 
-async fn serve(mut socket: TcpStream, reply: Reply, sink: Arc<Mutex<Vec<Captured>>>) {
+async fn serve(
+    mut socket: TcpStream,
+    reply: Reply,
+    sink: Arc<Mutex<Vec<Captured>>>,
+    base_url: String,
+) {
     let _ = socket.set_nodelay(true);
     let Some(request) = read_request(&mut socket).await else {
         return;
@@ -253,6 +271,9 @@ async fn serve(mut socket: TcpStream, reply: Reply, sink: Arc<Mutex<Vec<Captured
             body,
             retry_after,
         } => {
+            let body = String::from_utf8_lossy(&body)
+                .replace(BASE_PLACEHOLDER, &base_url)
+                .into_bytes();
             let mut head = format!(
                 "HTTP/1.1 {status} Status\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
                 body.len()
@@ -265,7 +286,7 @@ async fn serve(mut socket: TcpStream, reply: Reply, sink: Arc<Mutex<Vec<Captured
             let _ = socket.write_all(&body).await;
             let _ = socket.shutdown().await;
         }
-        Reply::Sse { chunks, cut } => {
+        Reply::Sse { chunks, end } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
             if socket.write_all(head.as_bytes()).await.is_err() {
                 return;
@@ -280,12 +301,34 @@ async fn serve(mut socket: TcpStream, reply: Reply, sink: Arc<Mutex<Vec<Captured
                 let _ = socket.flush().await;
                 tokio::task::yield_now().await;
             }
-            if !cut {
-                let _ = socket.write_all(b"0\r\n\r\n").await;
+            match end {
+                End::Complete => {
+                    let _ = socket.write_all(b"0\r\n\r\n").await;
+                }
+                End::Cut => {}
+                End::Hang => std::future::pending::<()>().await,
             }
             let _ = socket.shutdown().await;
         }
     }
+}
+
+/// Decodes a body given as exact chunks, without HTTP (Anthropic's decoder or OpenAI's).
+pub fn decode(anthropic: bool, chunks: Vec<Vec<u8>>) -> EventStream {
+    let body = futures_util::stream::iter(chunks.into_iter().map(Ok));
+    if anthropic {
+        dpas_model::vendor::anthropic::decode_body(body)
+    } else {
+        dpas_model::vendor::openai::decode_body(body)
+    }
+}
+
+/// Runs a future on a fresh current-thread runtime (for proptest bodies).
+pub fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(future)
 }
 
 /// HTTP settings for tests: short timeouts, millisecond retry delays.
