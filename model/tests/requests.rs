@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use dpas_model::vendor::anthropic::{self, RequestOptions};
 use dpas_model::vendor::openai;
-use dpas_model::{ModelRequest, ToolSpec};
+use dpas_model::{ModelEvent, ModelRequest, ToolSpec};
 use dpas_protocol::catalog::meta_descriptors;
 use dpas_protocol::{ContentPart, MessageContent, Role, WireModelMessage};
 use serde_json::{json, Value};
@@ -449,4 +449,85 @@ async fn over_the_wire_paths_and_headers() {
     );
     assert_eq!(requests[1].json()["model"], "claude-test");
     assert_eq!(requests[1].json()["max_tokens"], 1024);
+}
+
+/// The history part the loop records for a finished reasoning block.
+fn reasoning_part(text: &str, provider_options: &serde_json::Map<String, Value>) -> ContentPart {
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        "providerOptions".into(),
+        Value::Object(provider_options.clone()),
+    );
+    ContentPart::Reasoning {
+        text: text.into(),
+        extra,
+    }
+}
+
+#[tokio::test]
+async fn thinking_and_tools_round_trip_over_two_steps() {
+    let step1 = fixture_body("anthropic-thinking-then-tool-use.sse");
+    let step2 = fixture_body("anthropic-thinking-text-padded.sse");
+    let server = StandIn::start(vec![Reply::sse(&step1), Reply::sse(&step2)]).await;
+    let provider = anthropic(&server.base_url);
+    let user = WireModelMessage::user_text("Use fixed_version, tell me the version, then a joke.");
+    let (events, error) = run(
+        &provider,
+        request(vec![user.clone()], trace_tools("browser-carla-step1")),
+    )
+    .await;
+    assert_eq!(error, None);
+
+    // The assistant message as the loop builds it: reasoning blocks and calls, in order.
+    let parts: Vec<ContentPart> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::ReasoningBlock {
+                text,
+                provider_options,
+            } => Some(reasoning_part(text, provider_options)),
+            ModelEvent::ToolCall(call) => Some(ContentPart::tool_call(
+                call.id.clone(),
+                call.name.clone(),
+                call.input.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(parts.len(), 2);
+    let history = vec![
+        user,
+        assistant(parts),
+        WireModelMessage::tool_result(
+            "toolu_01825dXWLSoJwCst1qTsiWdb",
+            "fixed_version",
+            json!("1.2.3"),
+        ),
+    ];
+    let (_, error) = run(
+        &provider,
+        request(history, trace_tools("browser-carla-step1")),
+    )
+    .await;
+    assert_eq!(error, None);
+
+    let sent = server.requests()[1].json();
+    let turn = &sent["messages"][1]["content"];
+    assert_eq!(turn[0]["type"], "thinking");
+    assert!(turn[0]["signature"]
+        .as_str()
+        .expect("signature")
+        .starts_with("EoQDCm0IDhgC"));
+    assert!(turn[0]["thinking"]
+        .as_str()
+        .expect("thinking")
+        .starts_with("The user wants me to:"));
+    assert_eq!(
+        turn[1],
+        json!({"type": "tool_use", "id": "toolu_01825dXWLSoJwCst1qTsiWdb", "name": "fixed_version", "input": {}})
+    );
+    assert_eq!(
+        sent["messages"][2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_01825dXWLSoJwCst1qTsiWdb", "content": "\"1.2.3\""})
+    );
 }
