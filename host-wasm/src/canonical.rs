@@ -5,12 +5,24 @@
 
 use serde_json::{Map, Number, Value};
 
+/// Sorts a short slice in place (stable). The slices sorted here are object keys, array
+/// items and mounted components, all small; the standard sorts cost kilobytes of wasm.
+pub fn insertion_sort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && less(&items[j], &items[j - 1]) {
+            items.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
 /// The canonical form of a value.
 pub fn canonicalize(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
+            insertion_sort(&mut keys, |a, b| a < b);
             let mut sorted = Map::new();
             for key in keys {
                 sorted.insert(key.clone(), canonicalize(&map[key]));
@@ -42,6 +54,13 @@ pub fn to_canonical_string(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn insertion_sort_is_stable() {
+        let mut items = vec![(2, 'a'), (1, 'b'), (2, 'c'), (0, 'd'), (1, 'e')];
+        insertion_sort(&mut items, |a, b| a.0 < b.0);
+        assert_eq!(items, [(0, 'd'), (1, 'b'), (1, 'e'), (2, 'a'), (2, 'c')]);
+    }
 
     #[test]
     fn keys_sort_recursively_and_numbers_normalise() {

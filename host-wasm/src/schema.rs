@@ -434,7 +434,7 @@ fn validate_array(
     );
     if map.get("uniqueItems") == Some(&Value::Bool(true)) {
         let mut seen: Vec<String> = items.iter().map(to_canonical_string).collect();
-        seen.sort_unstable();
+        crate::canonical::insertion_sort(&mut seen, |a, b| a < b);
         if seen.windows(2).any(|pair| pair[0] == pair[1]) {
             issue(issues, path, "Array items must be unique".into());
         }

@@ -144,14 +144,17 @@ impl Surface {
             .into_iter()
             .filter(|r| in_scope(&r.def.component_type, &options.scope))
             .collect();
-        // Snapshot order: priority descending, then type, then instance id; (type, instance)
-        // is unique among live registrations, so the unstable sort is deterministic.
-        registrations.sort_unstable_by(|a, b| {
-            b.def
-                .priority
-                .cmp(&a.def.priority)
-                .then_with(|| a.def.component_type.cmp(&b.def.component_type))
-                .then_with(|| a.instance_id.cmp(&b.instance_id))
+        // Snapshot order: priority descending, then type, then instance id.
+        crate::canonical::insertion_sort(&mut registrations, |a, b| {
+            (
+                std::cmp::Reverse(a.def.priority),
+                &a.def.component_type,
+                &a.instance_id,
+            ) < (
+                std::cmp::Reverse(b.def.priority),
+                &b.def.component_type,
+                &b.instance_id,
+            )
         });
         let keep = |available: bool| available || options.include_unavailable;
         let mut components = Vec::new();
