@@ -144,6 +144,33 @@ async fn client_errors_are_not_retried() {
     assert_eq!(server.requests().len(), 1);
 }
 
+#[tokio::test]
+async fn a_json_answer_instead_of_a_stream() {
+    let server = StandIn::start(vec![
+        Reply::status(
+            200,
+            &format!(r#"{{"error":{{"message":"quota exceeded for {OPENAI_KEY}"}}}}"#),
+        ),
+        Reply::status(200, r#"{"id":"x","choices":[]}"#),
+    ])
+    .await;
+    let (_, error) = run(&openai(&server.base_url), simple_request()).await;
+    let error = error.expect("error");
+    assert_eq!(error.kind, ModelErrorKind::Vendor);
+    assert_eq!(
+        error.message,
+        "The model provider reported an error: quota exceeded for [redacted]"
+    );
+    let (_, error) = run(&anthropic(&server.base_url), simple_request()).await;
+    let error = error.expect("error");
+    assert_eq!(error.kind, ModelErrorKind::Protocol);
+    assert_eq!(
+        error.message,
+        "The model provider answered without streaming."
+    );
+    assert_eq!(server.requests().len(), 2, "a 2xx is never retried");
+}
+
 /// The first `len` bytes of a fixture.
 fn prefix(name: &str, len: usize) -> Vec<u8> {
     fixture_body(name)[..len].to_vec()

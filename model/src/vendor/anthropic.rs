@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::{json, Map, Value};
 
-use super::sanitize::{error_text, sanitize_vendor_text, MAX_MESSAGE_CHARS};
+use super::sanitize::{error_text, reported_error};
 use super::spec::ProviderConfigError;
 use super::{
     add_counts, count, drive, fresh_call_id, http, message_text, object_schema, parse_arguments,
@@ -600,16 +600,7 @@ impl Decoder for AnthropicDecoder {
 
 /// An `error` event (e.g. `overloaded_error` mid-stream).
 fn stream_error(payload: &Value, secrets: &[String]) -> ModelError {
-    const LEAD: &str = "The model provider reported an error";
-    let message = match error_text(payload) {
-        Some(text) => {
-            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-            let room = MAX_MESSAGE_CHARS - LEAD.len() - 2;
-            format!("{LEAD}: {}", sanitize_vendor_text(&text, &secrets, room))
-        }
-        None => format!("{LEAD}."),
-    };
-    ModelError::new(ModelErrorKind::Vendor, message)
+    reported_error(error_text(payload), secrets)
 }
 
 /// Anthropic stop reasons in the AI SDK's vocabulary.

@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use futures_util::stream;
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Client, Response, StatusCode};
 
-use super::sanitize::{sanitize_vendor_text, vendor_error_text, MAX_MESSAGE_CHARS};
+use super::sanitize::{reported_error, sanitize_vendor_text, vendor_error_text, MAX_MESSAGE_CHARS};
 use super::sse::ByteChunks;
 use super::{HttpSettings, RetryPolicy};
 use crate::provider::{ModelError, ModelErrorKind};
@@ -66,6 +66,12 @@ pub(crate) async fn post(
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        if status.is_success() && is_json(response.headers()) {
+            // A 2xx JSON answer is not a stream: an error behind a proxy, or a server that
+            // ignored `stream: true`.
+            let body = read_error_body(response).await;
+            return Err(not_streamed(&body, secrets));
+        }
         if status.is_success() {
             return Ok(response);
         }
@@ -78,6 +84,27 @@ pub(crate) async fn post(
         }
         let body = read_error_body(response).await;
         return Err(vendor_error(status, &body, secrets));
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
+}
+
+fn not_streamed(body: &[u8], secrets: &[&str]) -> ModelError {
+    match vendor_error_text(body) {
+        Some(text) => reported_error(Some(text), secrets),
+        None => ModelError::new(
+            ModelErrorKind::Protocol,
+            "The model provider answered without streaming.",
+        ),
     }
 }
 

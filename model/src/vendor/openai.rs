@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Map, Value};
 
-use super::sanitize::{error_text, sanitize_vendor_text, MAX_MESSAGE_CHARS};
+use super::sanitize::{error_text, reported_error};
 use super::spec::ProviderConfigError;
 use super::{
     count, drive, fresh_call_id, http, message_text, object_schema, parse_arguments, parse_payload,
@@ -427,17 +427,7 @@ impl Decoder for OpenAiDecoder {
 
 /// An error object sent inside the stream (OpenRouter, vLLM do this mid-stream).
 fn stream_error(error: &Value, secrets: &[String]) -> ModelError {
-    const LEAD: &str = "The model provider reported an error";
-    let wrapped = json!({ "error": error });
-    let message = match error_text(&wrapped) {
-        Some(text) => {
-            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-            let room = MAX_MESSAGE_CHARS - LEAD.len() - 2;
-            format!("{LEAD}: {}", sanitize_vendor_text(&text, &secrets, room))
-        }
-        None => format!("{LEAD}."),
-    };
-    ModelError::new(ModelErrorKind::Vendor, message)
+    reported_error(error_text(&json!({ "error": error })), secrets)
 }
 
 /// Reasoning in a delta: `reasoning_content` (DeepSeek, vLLM), else `reasoning` (OpenRouter,

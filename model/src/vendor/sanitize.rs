@@ -73,6 +73,24 @@ pub(crate) fn error_text(value: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A vendor error reported inside a 2xx answer or mid-stream, with the vendor's text when
+/// there is one.
+pub(crate) fn reported_error<S: AsRef<str>>(
+    text: Option<String>,
+    secrets: &[S],
+) -> crate::provider::ModelError {
+    const LEAD: &str = "The model provider reported an error";
+    let message = match text {
+        Some(text) => {
+            let secrets: Vec<&str> = secrets.iter().map(AsRef::as_ref).collect();
+            let room = MAX_MESSAGE_CHARS.saturating_sub(LEAD.len() + 2);
+            format!("{LEAD}: {}", sanitize_vendor_text(&text, &secrets, room))
+        }
+        None => format!("{LEAD}."),
+    };
+    crate::provider::ModelError::new(crate::provider::ModelErrorKind::Vendor, message)
+}
+
 /// `text` with anything URL-, host-, address- or key-like replaced, the given secrets
 /// removed wherever they occur, whitespace collapsed, and cut to `max_chars`.
 pub fn sanitize_vendor_text(text: &str, secrets: &[&str], max_chars: usize) -> String {
