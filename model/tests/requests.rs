@@ -531,3 +531,29 @@ async fn thinking_and_tools_round_trip_over_two_steps() {
         json!({"type": "tool_result", "tool_use_id": "toolu_01825dXWLSoJwCst1qTsiWdb", "content": "\"1.2.3\""})
     );
 }
+
+#[test]
+fn several_text_parts_stay_apart() {
+    let messages = vec![WireModelMessage::new(
+        Role::User,
+        MessageContent::Parts(vec![
+            ContentPart::text("First."),
+            ContentPart::text(""),
+            ContentPart::text("Second."),
+        ]),
+    )];
+    let req = request(messages, Vec::new());
+    let body = openai::request_body("m", &req);
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "First."},
+            {"type": "text", "text": "Second."},
+        ]})
+    );
+    let body = anthropic::request_body("m", &req, RequestOptions::default());
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([{"type": "text", "text": "First."}, {"type": "text", "text": "Second."}])
+    );
+}

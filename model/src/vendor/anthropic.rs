@@ -178,7 +178,7 @@ pub fn request_body(model: &str, request: &ModelRequest, options: RequestOptions
     // History system messages (the capability state) follow the cached prompt, so a
     // change in them never invalidates the cached prefix.
     for message in history.iter().filter(|m| m.role == Role::System) {
-        let text = message_text(message);
+        let text = message_text(message, "\n\n");
         if !text.is_empty() {
             system.push(json!({"type": "text", "text": text}));
         }

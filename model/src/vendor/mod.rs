@@ -286,10 +286,15 @@ fn close_open_calls(open: &mut Vec<(String, String)>, out: &mut Vec<WireModelMes
     ));
 }
 
-/// The text of a message: its string content, or its text parts joined.
-fn message_text(message: &WireModelMessage) -> String {
+/// The text of a message: its string content, or its non-empty text parts joined by `sep`.
+fn message_text(message: &WireModelMessage, sep: &str) -> String {
+    text_parts(message).join(sep)
+}
+
+/// The non-empty texts of a message, in order.
+fn text_parts(message: &WireModelMessage) -> Vec<&str> {
     match &message.content {
-        MessageContent::Text(text) => text.clone(),
+        MessageContent::Text(text) => vec![text.as_str()],
         MessageContent::Parts(parts) => parts
             .iter()
             .filter_map(|p| match p {
@@ -298,6 +303,9 @@ fn message_text(message: &WireModelMessage) -> String {
             })
             .collect(),
     }
+    .into_iter()
+    .filter(|t| !t.is_empty())
+    .collect()
 }
 
 /// A tool result's output as the text vendors take, and whether it reports an error.

@@ -13,7 +13,7 @@ use super::sanitize::{error_text, reported_error};
 use super::spec::ProviderConfigError;
 use super::{
     count, drive, fresh_call_id, http, message_text, object_schema, parse_arguments, parse_payload,
-    repaired_history, sse, tool_output_text, Decoder, Flow, HttpSettings, ENDED_EARLY,
+    repaired_history, sse, text_parts, tool_output_text, Decoder, Flow, HttpSettings, ENDED_EARLY,
 };
 use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
@@ -163,17 +163,22 @@ fn messages(request: &ModelRequest) -> Vec<Value> {
     for message in repaired_history(&request.messages) {
         match message.role {
             Role::System => {
-                let text = message_text(&message);
+                let text = message_text(&message, "\n\n");
                 if !text.is_empty() {
                     out.push(json!({"role": "system", "content": text}));
                 }
             }
-            Role::User => {
-                let text = message_text(&message);
-                if !text.is_empty() {
-                    out.push(json!({"role": "user", "content": text}));
+            Role::User => match text_parts(&message).as_slice() {
+                [] => {}
+                [text] => out.push(json!({"role": "user", "content": text})),
+                texts => {
+                    let parts: Vec<Value> = texts
+                        .iter()
+                        .map(|t| json!({"type": "text", "text": t}))
+                        .collect();
+                    out.push(json!({"role": "user", "content": parts}));
                 }
-            }
+            },
             Role::Assistant => {
                 if let Some(m) = assistant(&message) {
                     out.push(m);
@@ -188,7 +193,7 @@ fn messages(request: &ModelRequest) -> Vec<Value> {
 /// An assistant message: its text and its tool calls (reasoning and unknown parts are not
 /// sent back; chat completions has no place for them). `None` when nothing is left.
 fn assistant(message: &WireModelMessage) -> Option<Value> {
-    let text = message_text(message);
+    let text = message_text(message, "");
     let calls: Vec<Value> = match &message.content {
         MessageContent::Text(_) => Vec::new(),
         MessageContent::Parts(parts) => parts
