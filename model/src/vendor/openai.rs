@@ -259,7 +259,8 @@ struct PartialCall {
 /// reason arrives, `Finish` at `[DONE]` (or at the end of a body that had a finish reason).
 struct OpenAiDecoder {
     calls: Vec<PartialCall>,
-    /// The vendor's `index` → the position in `calls` of the call it currently means.
+    /// The vendor's `index` → the position in `calls` of the call it currently means; every
+    /// position is in bounds (entries are added after a push and cleared with the drain).
     by_index: HashMap<u64, usize>,
     calls_emitted: bool,
     finish_reason: Option<String>,
@@ -369,6 +370,7 @@ impl OpenAiDecoder {
             return;
         }
         self.calls_emitted = true;
+        self.by_index.clear();
         for partial in self.calls.drain(..) {
             let (input, invalid_input) = parse_arguments(&partial.arguments);
             out.push_back(ModelEvent::ToolCall(ToolCall {
