@@ -1,18 +1,18 @@
 //! The per-turn loop guard (reference-behaviour J8) and the unexecuted-results builder (J7).
 
 use crate::canonical::to_canonical_string;
+use crate::vec_map::VecMap;
 use dpas_protocol::error::tool_results::tool_not_executed;
 use dpas_protocol::limits::{MAX_CONSECUTIVE_FAILURES, MAX_IDENTICAL_FAILURES};
 use dpas_protocol::{HostError, PendingToolCall, WireModelMessage};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
 
 /// Watches settled tool calls of both planes, in the order they settled.
 #[derive(Debug, Default, Clone)]
 pub struct LoopGuard {
     consecutive: u32,
-    identical: HashMap<String, u32>,
-    answered_retry_no: HashSet<String>,
+    identical: VecMap<String, u32>,
+    answered_retry_no: Vec<String>,
 }
 
 /// The guard's key of a call: `<canonicalId>:` + the input's canonical JSON (`{}` if absent).
@@ -47,16 +47,23 @@ impl LoopGuard {
         }
         let key = call_key(canonical_id, input);
         self.consecutive += 1;
-        let identical = self.identical.entry(key.clone()).or_insert(0);
-        *identical += 1;
-        let identical = *identical;
+        let identical = match self.identical.get_mut(&key) {
+            Some(count) => {
+                *count += 1;
+                *count
+            }
+            None => {
+                self.identical.insert(key.clone(), 1);
+                1
+            }
+        };
         if self.answered_retry_no.contains(&key) {
             return Some(HostError::run_limit(format!(
                 "Stopped: {canonical_id} was called again with the same arguments after answering \"retry: no\"."
             )));
         }
         if result.pointer("/error/retry").and_then(Value::as_str) == Some("no") {
-            self.answered_retry_no.insert(key);
+            self.answered_retry_no.push(key);
         }
         if identical >= MAX_IDENTICAL_FAILURES {
             return Some(HostError::run_limit(format!(

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod schema;
 pub mod settle;
 pub mod turn;
+mod vec_map;
 
 #[cfg(test)]
 pub(crate) mod testing;

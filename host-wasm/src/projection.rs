@@ -15,7 +15,6 @@ use dpas_protocol::tool::{
 };
 use dpas_protocol::wire_name::{assign_wire_names, WireKey, MAX_WIRE_NAME_LEN};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// Longest reason or note sent in `frontendState`, in UTF-16 units.
 pub const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
@@ -115,13 +114,14 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (String, Vec<Entry>) 
         scope: scope.to_vec(),
         include_unavailable: true,
     });
-    let mut instances: HashMap<&str, usize> = HashMap::new();
-    for component in &snapshot.components {
-        *instances.entry(&component.component_type).or_default() += 1;
-    }
     let mut entries = Vec::new();
     for component in &snapshot.components {
-        let multi = instances[component.component_type.as_str()] > 1;
+        let multi = snapshot
+            .components
+            .iter()
+            .filter(|c| c.component_type == component.component_type)
+            .count()
+            > 1;
         let view =
             |capability_id: &str, effect, confirmation, description: &str, schema: &Value| Entry {
                 canonical_id: capability_id.to_owned(),
@@ -163,15 +163,13 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (String, Vec<Entry>) 
             entries.push(entry);
         }
     }
-    let mut references: HashMap<&str, Vec<&str>> = HashMap::new();
     for p in &snapshot.procedures {
-        references
-            .entry(&p.procedure_id)
-            .or_default()
-            .push(&p.context.instance_id);
-    }
-    for p in &snapshot.procedures {
-        let contexts = &references[p.procedure_id.as_str()];
+        let contexts: Vec<&str> = snapshot
+            .procedures
+            .iter()
+            .filter(|q| q.procedure_id == p.procedure_id)
+            .map(|q| q.context.instance_id.as_str())
+            .collect();
         // Duplicate references are told apart by their context instance, or else by registration.
         let wire_instance = match contexts.len() {
             1 => None,

@@ -4,7 +4,6 @@ use crate::capability::{ComponentDef, ProcedureDef};
 use crate::ids;
 use crate::schema::{check_schema, BoundField};
 use serde_json::Value;
-use std::collections::HashSet;
 
 /// Longest component description.
 pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
@@ -112,7 +111,7 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
         );
     }
     check_description(component_type, &def.description, MAX_COMPONENT_DESCRIPTION)?;
-    let mut names = HashSet::new();
+    let mut names: Vec<&str> = Vec::new();
     let view = def
         .observations
         .iter()
@@ -126,12 +125,13 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
                 format!("capability id \"{id}\" is not valid"),
             );
         }
-        if !names.insert(name.as_str()) {
+        if names.contains(&name.as_str()) {
             return fail(
                 DefinitionErrorCode::DuplicateCapability,
                 format!("{id} is declared twice"),
             );
         }
+        names.push(name);
         check_description(&id, description, MAX_CAPABILITY_DESCRIPTION)?;
     }
     for observation in &def.observations {
@@ -154,10 +154,10 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
             check_schema_of(&id, "output", output, false)?;
         }
     }
-    let mut paths = HashSet::new();
+    let mut paths: Vec<&str> = Vec::new();
     for procedure in &def.procedures {
         validate_procedure(procedure)?;
-        if !paths.insert(procedure.path.as_str()) {
+        if paths.contains(&procedure.path.as_str()) {
             return fail(
                 DefinitionErrorCode::DuplicateCapability,
                 format!(
@@ -166,6 +166,7 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
                 ),
             );
         }
+        paths.push(&procedure.path);
     }
     Ok(())
 }

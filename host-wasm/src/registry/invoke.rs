@@ -146,7 +146,6 @@ impl Surface {
                 state: DedupeState::InFlight(shared.clone()),
             },
         );
-        state.invocation_order.push_back(invocation_id);
         drop(state);
         shared.boxed_local()
     }
@@ -207,25 +206,12 @@ impl Surface {
             state.invocations.remove(invocation_id);
         }
         // Capacity eviction takes the oldest settled entries and never an in-flight one.
-        let state = &mut *state;
-        state
-            .invocation_order
-            .retain(|id| state.invocations.contains_key(id));
-        while state.invocations.len() > super::invoke::DEDUPE_CAPACITY {
-            let oldest = state.invocation_order.iter().position(|id| {
-                matches!(
-                    state.invocations.get(id),
-                    Some(DedupeEntry {
-                        state: DedupeState::Settled { .. },
-                        ..
-                    })
-                )
-            });
-            match oldest.and_then(|index| state.invocation_order.remove(index)) {
-                Some(id) => {
-                    state.invocations.remove(&id);
-                }
-                None => break,
+        while state.invocations.len() > DEDUPE_CAPACITY {
+            let settled = |_: &String, entry: &DedupeEntry| {
+                matches!(entry.state, DedupeState::Settled { .. })
+            };
+            if state.invocations.remove_first(settled).is_none() {
+                break;
             }
         }
     }

@@ -22,10 +22,11 @@ use crate::capability::{Availability, ComponentDef, Handler};
 use crate::ids::{self, IdRng};
 use crate::schema::BoundField;
 use crate::settle::Clock;
+use crate::vec_map::VecMap;
 use events::EventBus;
 use invoke::DedupeEntry;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::task::Waker;
 
@@ -100,7 +101,7 @@ pub(crate) struct Registration {
     pub(crate) def: Rc<ComponentDef>,
     pub(crate) instance_id: String,
     pub(crate) enabled: bool,
-    pub(crate) overrides: HashMap<String, PushedAvailability>,
+    pub(crate) overrides: VecMap<String, PushedAvailability>,
     /// Bound keys per procedure, captured once at registration.
     pub(crate) bound: Rc<Vec<Vec<BoundField>>>,
     pub(crate) lifecycle: Rc<Lifecycle>,
@@ -186,10 +187,10 @@ pub(crate) struct State {
     pub(crate) rng: IdRng,
     pub(crate) registrations: Vec<Registration>,
     pub(crate) tombstones: VecDeque<Tombstone>,
-    pub(crate) invocations: HashMap<String, DedupeEntry>,
-    pub(crate) invocation_order: VecDeque<String>,
+    /// Remembered invocations, oldest first.
+    pub(crate) invocations: VecMap<String, DedupeEntry>,
     /// Last availability seen per (registration id, capability id), for flip detection.
-    known_availability: HashMap<(String, String), bool>,
+    known_availability: VecMap<(String, String), bool>,
 }
 
 pub(crate) struct Inner {
@@ -272,9 +273,8 @@ impl Surface {
             rng: IdRng::new(options.seed),
             registrations: Vec::new(),
             tombstones: VecDeque::new(),
-            invocations: HashMap::new(),
-            invocation_order: VecDeque::new(),
-            known_availability: HashMap::new(),
+            invocations: VecMap::new(),
+            known_availability: VecMap::new(),
         };
         Self {
             inner: Rc::new(Inner {
@@ -353,7 +353,7 @@ impl Surface {
                 enabled: def.enabled,
                 def: Rc::new(def),
                 instance_id,
-                overrides: HashMap::new(),
+                overrides: VecMap::new(),
                 bound,
                 lifecycle: Rc::default(),
             };

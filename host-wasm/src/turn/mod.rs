@@ -17,6 +17,7 @@ use crate::meta::{dispatch_meta, meta_catalog};
 use crate::projection::{project, Projection};
 use crate::registry::Surface;
 use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
+use crate::vec_map::VecMap;
 use dpas_protocol::catalog::SURFACE_ACT;
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
@@ -28,7 +29,6 @@ use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// A network failure; its cause is never relayed to the model or the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,8 +171,8 @@ fn transport_failed(message: impl Into<String>) -> ErrorBody {
 #[derive(Default)]
 struct StepFrames {
     /// Wire name → side effect of this step's domain tools (not kept across steps).
-    domain_side_effects: HashMap<String, String>,
-    call_inputs: HashMap<String, Value>,
+    domain_side_effects: VecMap<String, String>,
+    call_inputs: VecMap<String, Value>,
     server_results: Vec<ToolResultFrame>,
     finish: Option<StepFinish>,
     error: Option<ErrorBody>,
