@@ -1333,3 +1333,39 @@ fn navigation_survives_unmounting_its_owner() {
     call.pool.run_until_stalled();
     assert!(call.first.borrow().as_ref().unwrap().is_ok());
 }
+
+#[test]
+fn tombstones_are_bounded_to_the_most_recent_hundred() {
+    let f = Fixture::new();
+    let mut tokens = Vec::new();
+    for n in 0..=TOMBSTONE_CAPACITY {
+        let mut def = navigation();
+        def.instance_id = Some(format!("i{n}"));
+        let handle = f.register(def);
+        tokens.push(handle.registration_id().unwrap().to_owned());
+        handle.unregister();
+    }
+    let goto = "view:app.navigation.goTo";
+    let oldest = f.invoke(request_with_token("t1", goto, &tokens[0]));
+    assert_eq!(error_of(&oldest).code, ErrorCode::CapabilityNotFound);
+    let newest = f.invoke(request_with_token("t2", goto, &tokens[TOMBSTONE_CAPACITY]));
+    assert_eq!(error_of(&newest).code, ErrorCode::ComponentUnmounted);
+}
+
+#[test]
+fn a_joined_call_still_runs_once_when_the_first_caller_gives_up() {
+    let f = Fixture::new();
+    let mut call = start_gated_call(&f, Effect::LocalState);
+    // The first caller's task is dropped; the invocation stays in flight in the registry.
+    drop(call.pool);
+    call.pool = LocalPool::new();
+    let second = spawn_invoke(&call.pool, &f.surface, apply("tc_1", json!({ "a": 1 })));
+    call.pool.run_until_stalled();
+    call.release.send(json!("late")).unwrap();
+    call.pool.run_until_stalled();
+    assert_eq!(call.runs.get(), 1);
+    assert_eq!(
+        second.borrow().as_ref().unwrap().tool_value(),
+        json!("late")
+    );
+}
