@@ -1,7 +1,7 @@
-//! DPAS host browser loop: a pure-Rust core tested natively, and (later) a thin
-//! wasm-bindgen layer. See issue #6.
+//! DPAS host browser loop: a pure-Rust core tested natively, and (next) a thin
+//! wasm-bindgen layer that wraps JS functions into the core's traits. See issue #6.
 //!
-//! The core so far:
+//! The core:
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
@@ -35,6 +35,12 @@ pub use capability::{
     HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
 };
 pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+pub use projection::{project, Projection};
 pub use registry::{
     ComponentHandle, ComponentUpdate, InvokeRequest, Surface, SurfaceEvent, SurfaceOptions,
+};
+pub use settle::{Clock, SettlePolicy, TaskYield};
+pub use turn::{
+    run_turn, AbortSignal, ConfirmRequest, Transport, TurnEnv, TurnEvent, TurnObserver,
+    TurnOptions, TurnOutcome, TurnStatus, TurnUi,
 };
