@@ -79,6 +79,8 @@ pub trait TurnUi {
 /// Loop events beside the raw frames.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
+    /// A step is about to be posted.
+    StepStarted { step_index: usize },
     /// Tools withheld from this step's catalog (the local `catalog.undecodable` inspector).
     CatalogUndecodable { canonical_ids: Vec<String> },
     /// A browser call is about to run (executor browser).
@@ -502,6 +504,8 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
                 canonical_ids: projection.undecodable.clone(),
             });
         }
+        env.observer
+            .on_event(&TurnEvent::StepStarted { step_index });
         let request = turn.request(step_index, &projection, &scope);
         let frames = match post_step(env, request).await {
             StepEnd::Frames(frames) => frames,

@@ -357,6 +357,14 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
             .count(),
         3
     );
+    let steps: Vec<&TurnEvent> = events
+        .iter()
+        .filter(|e| matches!(e, TurnEvent::StepStarted { .. }))
+        .collect();
+    let expected: Vec<TurnEvent> = (0..3)
+        .map(|step_index| TurnEvent::StepStarted { step_index })
+        .collect();
+    assert_eq!(steps, expected.iter().collect::<Vec<_>>());
     assert!(!events
         .iter()
         .any(|e| matches!(e, TurnEvent::Reconcile { .. })));
