@@ -3,7 +3,7 @@
 use crate::capability::{ComponentDef, ProcedureDef};
 use crate::ids;
 use crate::schema::{check_schema, BoundField};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Longest component description.
 pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
@@ -194,6 +194,56 @@ fn validate_procedure(procedure: &ProcedureDef) -> Result<(), DefinitionError> {
         check_schema_of(&id, "output", output, false)?;
     }
     Ok(())
+}
+
+/// The structural half of a definition: everything but handlers, `when`, reasons, `bind`
+/// and `describe`. Two definitions with the same structure describe the same catalog.
+pub fn structure(def: &ComponentDef) -> Value {
+    let observations: Vec<Value> = def
+        .observations
+        .iter()
+        .map(|o| json!([o.name, o.description, o.output_schema]))
+        .collect();
+    let actions: Vec<Value> = def
+        .actions
+        .iter()
+        .map(|a| {
+            json!([
+                a.name,
+                a.description,
+                a.input_schema,
+                a.output_schema,
+                a.effect,
+                a.confirmation,
+                a.idempotent
+            ])
+        })
+        .collect();
+    let procedures: Vec<Value> = def
+        .procedures
+        .iter()
+        .map(|p| {
+            json!([
+                p.path,
+                p.description,
+                p.input_schema,
+                p.output_schema,
+                p.effect,
+                p.confirmation,
+                p.overridable_fields
+            ])
+        })
+        .collect();
+    json!([
+        def.component_type,
+        def.instance_id,
+        def.description,
+        def.priority,
+        def.enabled,
+        observations,
+        actions,
+        procedures
+    ])
 }
 
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that

@@ -256,6 +256,14 @@ impl ComponentHandle {
         }
     }
 
+    /// Replaces the definition, keeping the registration (see [`Surface::replace`]).
+    pub fn replace(&self, def: ComponentDef) -> Result<bool, DefinitionError> {
+        match (self.surface.upgrade(), &self.registration_id) {
+            (Some(inner), Some(id)) => Surface { inner }.replace(id, def),
+            _ => Ok(false),
+        }
+    }
+
     /// Unregisters (leaving a tombstone); `false` when it was not live.
     pub fn unregister(&self) -> bool {
         match (self.surface.upgrade(), &self.registration_id) {
@@ -479,6 +487,61 @@ impl Surface {
             surface_version: version,
         }]));
         true
+    }
+
+    /// Replaces a live registration's definition and keeps its id (a UI binding calls this on
+    /// every render). Handlers, `when`, reasons, `bind` and `describe` are swapped silently;
+    /// only a structural change bumps the version, emits `surface-changed` and recaptures bound
+    /// keys. Availability flips are reported either way. The type and instance must stay (to
+    /// change them, unregister and register). `Ok(true)` when the structure changed.
+    pub fn replace(
+        &self,
+        registration_id: &str,
+        def: ComponentDef,
+    ) -> Result<bool, DefinitionError> {
+        definition::validate(&def)?;
+        let instance_id = def
+            .instance_id
+            .clone()
+            .unwrap_or_else(|| ids::DEFAULT_INSTANCE_ID.into());
+        let Some(old) = self
+            .registrations()
+            .into_iter()
+            .find(|r| r.id == registration_id)
+        else {
+            return Ok(false);
+        };
+        if old.def.component_type != def.component_type || old.instance_id != instance_id {
+            return Err(DefinitionError {
+                code: DefinitionErrorCode::InvalidDefinition,
+                message: "a replacement keeps the component type and instance; unregister and register instead".into(),
+            });
+        }
+        let structural = definition::structure(&old.def) != definition::structure(&def);
+        let bound = structural.then(|| Rc::new(definition::capture_bound_keys(&def)));
+        let version = {
+            let mut state = self.inner.state.borrow_mut();
+            let Some(registration) = state
+                .registrations
+                .iter_mut()
+                .find(|r| r.id == registration_id)
+            else {
+                return Ok(false);
+            };
+            if def.enabled != old.def.enabled {
+                registration.enabled = def.enabled;
+            }
+            registration.def = Rc::new(def);
+            if let Some(bound) = bound {
+                registration.bound = bound;
+            }
+            structural.then(|| Self::bump(&mut state))
+        };
+        let flips = self.availability_flips();
+        let changed =
+            version.map(|surface_version| SurfaceEvent::SurfaceChanged { surface_version });
+        self.emit(flips.into_iter().chain(changed));
+        Ok(structural)
     }
 
     /// Re-evaluates every `when` and emits `availability-changed` for the capabilities that

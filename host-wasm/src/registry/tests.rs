@@ -1369,3 +1369,52 @@ fn a_joined_call_still_runs_once_when_the_first_caller_gives_up() {
         json!("late")
     );
 }
+
+#[test]
+fn replacing_handlers_alone_keeps_the_version_and_the_registration() {
+    let f = Fixture::new();
+    let handle = f.register(pending_table(&f.screen));
+    let id = handle.registration_id().unwrap().to_owned();
+    let mut def = pending_table(&f.screen);
+    def.actions[1].execute = Handler::sync(|_, _| Ok(Some(json!("new handler"))));
+    assert_eq!(handle.replace(def), Ok(false));
+    assert_eq!(f.surface.version(), "1");
+    assert!(f.take_events().is_empty());
+    let result = f.call("t1", SORT, json!({ "key": "amount" }));
+    assert_eq!(ok_output(&result), Some(&json!("new handler")));
+    assert_eq!(handle.registration_id(), Some(id.as_str()));
+}
+
+#[test]
+fn replacing_the_structure_bumps_the_version_and_reports_flips() {
+    let f = Fixture::new();
+    let handle = f.register(chase_dialog(&f.screen, &[]));
+    let mut def = chase_dialog(&f.screen, &["invoiceId"]);
+    def.procedures[0].availability = Availability::default();
+    assert_eq!(handle.replace(def), Ok(true));
+    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.take_events(), ["availability-changed", "surface-changed"]);
+    let snapshot = f.surface.snapshot(&SnapshotOptions::default());
+    assert!(!snapshot.procedures[0].bound_fields[0].locked);
+    assert!(snapshot.procedures[0].available);
+}
+
+#[test]
+fn a_replacement_keeps_type_and_instance() {
+    let f = Fixture::new();
+    let handle = f.register(pending_table(&f.screen));
+    let mut moved = pending_table(&f.screen);
+    moved.instance_id = Some("other".into());
+    assert_eq!(
+        handle.replace(moved).unwrap_err().code,
+        DefinitionErrorCode::InvalidDefinition
+    );
+    let mut broken = pending_table(&f.screen);
+    broken.actions[0].effect = Effect::Destructive;
+    assert_eq!(
+        handle.replace(broken).unwrap_err().code,
+        DefinitionErrorCode::PlaneViolation
+    );
+    handle.unregister();
+    assert_eq!(handle.replace(pending_table(&f.screen)), Ok(false));
+}
