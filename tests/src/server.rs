@@ -12,8 +12,10 @@ use dpas_protocol::{Frame, RouteFloors};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{ModelSpec, ServerConfig};
 use host_server::demo::{ANALYST, CONTROLLER};
+use host_server::runtime::{AuditHub, RuntimeBuilder};
 use host_server::{http, AppBuilder, AppState};
 use serde_json::Value;
+use sqlx::SqlitePool;
 use time::macros::date;
 use time::Date;
 
@@ -36,9 +38,15 @@ pub enum Model {
     None,
 }
 
+/// Capabilities and policies a test adds next to the demo domain.
+pub type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
+
 pub struct Options {
     pub model: Model,
     pub model_timeout: Duration,
+    pub register: Option<Registration>,
+    /// The audit hub, when the test records entries itself.
+    pub audit: Option<AuditHub>,
 }
 
 impl Default for Options {
@@ -46,6 +54,8 @@ impl Default for Options {
         Self {
             model: Model::Golden,
             model_timeout: Duration::from_secs(45),
+            register: None,
+            audit: None,
         }
     }
 }
@@ -83,11 +93,14 @@ pub async fn start_with(options: Options) -> ChatServer {
         app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
         model_timeout: options.model_timeout,
     };
-    let state = AppBuilder::new(config)
-        .ledger_today(Arc::new(|| TODAY))
-        .build()
-        .await
-        .expect("app state builds");
+    let mut builder = AppBuilder::new(config).ledger_today(Arc::new(|| TODAY));
+    if let Some(register) = options.register {
+        builder = builder.register(register);
+    }
+    if let Some(hub) = options.audit {
+        builder = builder.audit(hub);
+    }
+    let state = builder.build().await.expect("app state builds");
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("local addr");
     let server = http::serve_with(state.clone(), listener, 1, chat::mount(chat_config))

@@ -153,3 +153,74 @@ async fn another_users_conversation_id_is_never_appended_to() {
         .unwrap()
         .is_none());
 }
+
+#[actix_web::test]
+async fn audit_entries_a_reader_could_not_keep_are_reported_after_step_finish() {
+    use host_server::runtime::{
+        AuditDraft, AuditHub, AuditSource, Capability, Risk, SideEffect, Surface,
+    };
+    use server::Options;
+
+    // A capability whose run writes more audit entries for this actor than a reader keeps.
+    let hub = AuditHub::new();
+    let flood_hub = hub.clone();
+    let register: server::Registration = Box::new(move |rt, _pool| {
+        rt.capability(
+            Capability::builder("flood")
+                .description("Writes many audit entries.")
+                .side_effect(SideEffect::Read)
+                .risk(Risk::Low)
+                .tags(["invoices"])
+                .expose(&[Surface::AiSdk])
+                .handler(move |ctx, _i: serde_json::Map<String, Value>| {
+                    let hub = flood_hub.clone();
+                    async move {
+                        for n in 0..300 {
+                            hub.record(AuditDraft {
+                                actor_id: Some(ctx.actor.id.clone()),
+                                data: Some(json!({"n": n})),
+                                ..AuditDraft::new(AuditSource::Domain, "flood.entry")
+                            });
+                        }
+                        Ok(json!({"written": 300}))
+                    }
+                }),
+        )
+    });
+    let srv = server::start_with(Options {
+        model: server::Model::Script(
+            r#"{"turns": [{"toolCalls": [{"name": "domain_flood"}]}, {"text": ["done"]}]}"#,
+        ),
+        register: Some(register),
+        audit: Some(hub),
+        ..Options::default()
+    })
+    .await;
+    let reply = srv.chat(&request("cnv_flood", "flood"), "controller").await;
+    let types = reply.types();
+    let finish_at = types.iter().position(|t| t == "step-finish").unwrap();
+    let Some(Frame::Inspector(dropped)) = reply.frames.get(finish_at + 1) else {
+        panic!("inspector.dropped follows step-finish: {types:?}")
+    };
+    assert_eq!(dropped.event_type, "inspector.dropped");
+    let n = dropped.data.as_ref().unwrap()["dropped"].as_u64().unwrap();
+    // This actor's entries during the step: 300 floods plus requested/started/completed.
+    let forwarded = reply
+        .frames
+        .iter()
+        .filter(|f| {
+            matches!(f, Frame::Inspector(i)
+                if i.event_type == "flood.entry" || i.event_type.starts_with("capability."))
+        })
+        .count() as u64;
+    assert!(n > 0);
+    assert_eq!(
+        forwarded + n,
+        303,
+        "every entry is either forwarded or counted as dropped"
+    );
+    assert_eq!(
+        dropped.summary,
+        format!("{n} audit entries dropped — reader fell behind")
+    );
+}
