@@ -193,6 +193,14 @@ pub(crate) struct State {
     known_availability: VecMap<(String, String), bool>,
 }
 
+impl State {
+    fn registration_mut(&mut self, registration_id: &str) -> Option<&mut Registration> {
+        self.registrations
+            .iter_mut()
+            .find(|r| r.id == registration_id)
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
     pub(crate) events: EventBus,
@@ -453,11 +461,7 @@ impl Surface {
     pub fn update(&self, registration_id: &str, update: ComponentUpdate) -> bool {
         let changed = {
             let mut state = self.inner.state.borrow_mut();
-            let Some(registration) = state
-                .registrations
-                .iter_mut()
-                .find(|r| r.id == registration_id)
-            else {
+            let Some(registration) = state.registration_mut(registration_id) else {
                 return false;
             };
             let mut changed = false;
@@ -521,11 +525,7 @@ impl Surface {
         let bound = structural.then(|| Rc::new(definition::capture_bound_keys(&def)));
         let version = {
             let mut state = self.inner.state.borrow_mut();
-            let Some(registration) = state
-                .registrations
-                .iter_mut()
-                .find(|r| r.id == registration_id)
-            else {
+            let Some(registration) = state.registration_mut(registration_id) else {
                 return Ok(false);
             };
             if def.enabled != old.def.enabled {
