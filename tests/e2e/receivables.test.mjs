@@ -90,11 +90,15 @@ describe("pending invoices", () => {
     const { context, page } = await openApp(browser, base);
     try {
       await waitForCount(page, PENDING_ROWS, 13);
-      await page.getByText("Columns").click();
+      await page.getByText("Columns", { exact: true }).click();
       await page.getByRole("checkbox", { name: "Segment" }).uncheck();
       await page.waitForURL(/cols=/);
       await page.getByRole("columnheader", { name: "Segment" }).waitFor({ state: "detached" });
+      // Amount moves past Segment (hidden) and then past Client.
       await page.getByRole("button", { name: "Move Amount left" }).click();
+      await page.waitForURL(/cols=client_name%2Camount%2C-segment|cols=client_name,amount,-segment/);
+      await page.getByRole("button", { name: "Move Amount left" }).click();
+      await page.waitForURL(/cols=amount%2Cclient_name|cols=amount,client_name/);
       await page.reload();
       await waitForCount(page, PENDING_ROWS, 13);
       const headers = (await page.getByRole("columnheader").allTextContents()).map((h) => h.trim()).filter(Boolean);

@@ -215,6 +215,7 @@ async fn timeout() {
             r#"{"turns": [{"text": ["Thinking about it"], "silentAfterText": true}]}"#,
         ),
         model_timeout: Duration::from_secs(1),
+        ..Options::default()
     })
     .await;
     let reply = controller_chat(&srv, request("/receivables/pending", "hi", carla_catalog())).await;

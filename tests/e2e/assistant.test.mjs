@@ -1,0 +1,269 @@
+// The assistant dock, end to end: the real server, its scripted models, @dpas/host in the
+// real build, Debian's Chromium.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  artifactPath,
+  launchBrowser,
+  openApp,
+  pageText,
+  PENDING_ROWS,
+  recordFrames,
+  sendMessage,
+  startServer,
+  waitForCount,
+  waitForText,
+  waitForTurnEnd,
+  writeScript,
+} from "./harness.mjs";
+
+const GOLDEN_ANSWER = "7 invoices are overdue, worth €102,600";
+const CONTROLLER_ENDING = "Open a row's chase dialog and I can record the reminder against it.";
+const ANALYST_ENDING = "Issuing and deleting are not available to this identity, so I stopped at reading.";
+
+/** A rules script for the second server: an approval turn, a slow turn to cancel, the
+ *  golden question through the meta tools, and a plain answer for anything else. */
+const RULES = {
+  turns: [
+    {
+      when: { lastUserContains: "Issue AUR-0141", lacksResult: "domain_issue-invoice" },
+      text: ["Issuing **AUR-0141** sends it to the client, so it needs your approval.\n"],
+      toolCalls: [{ name: "domain_issue-invoice", input: { id: 5 } }],
+    },
+    { when: { hasResult: "domain_issue-invoice" }, text: ["The approval card is waiting for your decision."] },
+    { when: { lastUserContains: "slowly" }, delayMs: 15000, text: ["This answer arrives too late to be seen."] },
+    {
+      when: { offered: "surface_discover", lacksResult: "surface_discover" },
+      toolCalls: [{ name: "surface_discover", input: {} }],
+    },
+    {
+      when: { offered: "surface_discover", lacksResult: "surface_act" },
+      toolCalls: [
+        { name: "surface_act", input: { capabilityId: "view:invoices.pending.setFilters", input: { due: "overdue" } } },
+      ],
+    },
+    {
+      when: { offered: "surface_discover", lacksResult: "surface_read" },
+      toolCalls: [{ name: "surface_read", input: { capabilityId: "view:invoices.pending.readState" } }],
+    },
+    { when: { offered: "surface_discover" }, text: ["**7** invoices are overdue, worth €102,600."] },
+    { when: {}, text: ["Still here: the thread is intact."] },
+  ],
+};
+
+let browser;
+let golden;
+let goldenBase;
+let rules;
+let script;
+
+before(async () => {
+  browser = await launchBrowser();
+  if (process.env.E2E_BASE_URL) goldenBase = process.env.E2E_BASE_URL;
+  else {
+    golden = await startServer();
+    goldenBase = golden.url;
+  }
+  script = writeScript(RULES);
+  rules = await startServer({ model: `scripted:${script.file}` });
+});
+
+after(async () => {
+  await browser?.close();
+  await golden?.stop();
+  await rules?.stop();
+  script?.cleanup();
+});
+
+const card = (page, id) => page.locator(`[data-tool-card="${id}"]`);
+
+async function askWhatsOverdue(page) {
+  const before = await page.locator(".msg.user").count();
+  await page.getByRole("button", { name: "What's overdue?" }).click();
+  await waitForTurnEnd(page, before + 1);
+}
+
+describe("golden scenario (scripted model)", () => {
+  test("a controller asks what is overdue: both planes act, the table narrows, the answer is right", async () => {
+    const { context, page, errors } = await openApp(browser, goldenBase);
+    try {
+      const frames = recordFrames(page);
+      await waitForCount(page, PENDING_ROWS, 13);
+      await page.getByText("How can I help?").waitFor();
+      await page.getByText("runs on the scripted model").waitFor();
+      await askWhatsOverdue(page);
+
+      await card(page, "domain:collections-aging").waitFor();
+      await card(page, "view:invoices.pending.setFilters").waitFor();
+      await card(page, "view:invoices.pending.readState").waitFor();
+      await waitForCount(page, PENDING_ROWS, 7);
+      assert.match(page.url(), /[?&]due=overdue/);
+      await waitForText(page, GOLDEN_ANSWER);
+      await waitForText(page, CONTROLLER_ENDING);
+
+      // Reasoning is folded apart from the answer, and no channel marker reaches the page.
+      const thought = page.locator(".reasoning").first();
+      await thought.getByText("Thought").waitFor();
+      const reasoning = await thought.textContent();
+      assert.ok(reasoning.length > "Thought".length);
+      const answers = await page.locator(".msg.assistant .markdown").allTextContents();
+      assert.ok(answers.some((a) => a.includes(GOLDEN_ANSWER)));
+      assert.ok(answers.every((a) => !a.includes(reasoning.slice("Thought".length).trim())));
+      assert.ok(!(await pageText(page)).includes("<|channel|>"));
+
+      // Input and output apart: 3 steps × 16 each.
+      await page.getByRole("group", { name: "Tokens in this conversation: 48 input, 48 output" }).waitFor();
+
+      // Every tool call was answered.
+      assert.equal(await page.locator(".tool-card.state-running").count(), 0);
+      const starts = frames.filter((f) => f.type === "step-start");
+      assert.equal(starts.length, 3);
+      assert.ok(starts[0].domainTools.some((t) => t.wireName === "domain_issue-invoice"));
+      assert.deepEqual(errors, []);
+
+      await page.screenshot({ path: artifactPath("main.png") });
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("after a reload the thread comes back answered, and a new turn works", async () => {
+    const { context, page } = await openApp(browser, goldenBase);
+    try {
+      await askWhatsOverdue(page);
+      await waitForText(page, GOLDEN_ANSWER);
+      await page.reload();
+      await page.getByRole("heading", { name: "Pending invoices" }).waitFor();
+      await card(page, "domain:collections-aging").waitFor();
+      await card(page, "view:invoices.pending.setFilters").waitFor();
+      await card(page, "view:invoices.pending.readState").waitFor();
+      await waitForText(page, GOLDEN_ANSWER);
+      assert.equal(await page.locator(".tool-card.state-running").count(), 0);
+      assert.equal(await page.locator(".msg.user").count(), 1);
+
+      await sendMessage(page, "And how much is that in total?");
+      await page.waitForFunction(
+        (answer) =>
+          [...document.querySelectorAll(".msg.assistant .markdown")].filter((m) => m.textContent.includes(answer))
+            .length === 2,
+        GOLDEN_ANSWER,
+      );
+      assert.equal(await page.locator('[role="alert"]').count(), 0);
+
+      // The thread list offers it, and "New thread" empties the dock.
+      await page.getByRole("button", { name: "New thread" }).click();
+      await page.getByText("How can I help?").waitFor();
+      await page.getByRole("button", { name: "Recent threads" }).click();
+      await page.getByRole("list", { name: "Recent threads" }).getByRole("button").first().click();
+      await waitForText(page, GOLDEN_ANSWER);
+      await card(page, "domain:collections-aging").first().waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("an analyst is offered no write tool and gets the read-only ending", async () => {
+    const { context, page } = await openApp(browser, goldenBase, { role: "analyst" });
+    try {
+      const frames = recordFrames(page);
+      await page.getByText("Ada Analyst").waitFor();
+      await askWhatsOverdue(page);
+      await waitForText(page, GOLDEN_ANSWER);
+      const answers = await page.locator(".msg.assistant .markdown").allTextContents();
+      assert.ok(answers.at(-1).trim().endsWith(ANALYST_ENDING), answers.at(-1));
+      const starts = frames.filter((f) => f.type === "step-start");
+      assert.ok(starts.length > 0);
+      for (const start of starts) {
+        assert.deepEqual(
+          start.domainTools.map((t) => t.wireName),
+          ["domain_list-invoices", "domain_receivables-summary", "domain_collections-aging"],
+        );
+        assert.ok(start.domainTools.every((t) => t.sideEffect === "read"));
+      }
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("rules-scripted model", () => {
+  test("approving a model's request to issue a draft issues it and refreshes the KPIs", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await page.getByRole("group", { name: "Outstanding" }).getByText("€200,500").waitFor();
+      await sendMessage(page, "Issue AUR-0141 please");
+      const approval = page.getByRole("group", { name: "Approval required" });
+      await approval.waitFor();
+      await card(page, "domain:issue-invoice").waitFor();
+      // Nothing is written before the decision.
+      const before = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
+      assert.ok(before.data.some((r) => r.reference === "AUR-0141"));
+
+      await approval.getByRole("button", { name: "Approve" }).click();
+      await page.getByText(/You approved .* and it completed\./).first().waitFor();
+      await page.getByRole("group", { name: "Outstanding" }).getByText("€213,250").waitFor();
+      await waitForCount(page, PENDING_ROWS, 14);
+      const after = await (await context.request.post("/rpc/list-invoices", { data: { kind: "pending" } })).json();
+      assert.ok(after.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("denying changes nothing", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await sendMessage(page, "Issue AUR-0141 please");
+      const approval = page.getByRole("group", { name: "Approval required" });
+      await approval.getByRole("button", { name: "Deny" }).click();
+      await page.getByText(/You denied .*Nothing was changed\./).first().waitFor();
+      await page.getByRole("group", { name: "Outstanding" }).getByText("€200,500").waitFor();
+      await waitForCount(page, PENDING_ROWS, 13);
+      const drafts = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
+      assert.ok(drafts.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("meta mode answers the golden question through the surface_* tools", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      const frames = recordFrames(page);
+      await page.getByLabel("Catalog mode").selectOption("meta");
+      await askWhatsOverdue(page);
+      await page.locator('[data-wire-name="surface_discover"]').waitFor();
+      await page.locator('[data-wire-name="surface_act"]').waitFor();
+      const read = page.locator('[data-wire-name="surface_read"]');
+      await read.waitFor();
+      await waitForCount(page, PENDING_ROWS, 7);
+      assert.match(page.url(), /[?&]due=overdue/);
+      await read.getByRole("button", { name: "Details" }).click();
+      await read.getByText(/"rowCount": 7/).waitFor();
+      await waitForText(page, GOLDEN_ANSWER);
+      const starts = frames.filter((f) => f.type === "step-start");
+      assert.ok(starts.length >= 4);
+      assert.ok(starts.every((s) => s.catalogMode === "meta"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("stopping a turn mid-way keeps the thread usable", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await page.getByRole("textbox", { name: "Message" }).fill("Think about it slowly");
+      await page.getByRole("button", { name: "Send" }).click();
+      await page.getByRole("button", { name: "Stop" }).click();
+      await waitForTurnEnd(page, 1);
+      assert.ok(!(await pageText(page)).includes("arrives too late"));
+
+      await sendMessage(page, "hello again");
+      await waitForText(page, "Still here: the thread is intact.");
+      assert.equal(await page.locator('.dock [role="alert"]').count(), 0);
+      assert.equal(await page.locator(".msg.user").count(), 2);
+    } finally {
+      await context.close();
+    }
+  });
+});
