@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Browser end-to-end tests: builds the server and the app, starts the demo server on a free
+# port serving www/dist, and runs tests/e2e (node's test runner + playwright-core driving
+# Debian's Chromium). Screenshots land in tests/e2e/artifacts/.
+#   SKIP_BUILD=1 reuses an existing target/debug/host-server and www/dist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[e2e]\033[0m %s\n' "$*"; }
+
+if [ "${SKIP_BUILD:-}" != "1" ]; then
+  say "building host-server"
+  cargo build -p host-server --bin host-server
+  bash scripts/build-www.sh
+fi
+for need in target/debug/host-server www/dist/index.html /usr/bin/chromium; do
+  [ -e "$need" ] || { echo "missing $need" >&2; exit 1; }
+done
+
+say "npm ci in tests/e2e"
+(cd tests/e2e && npm ci --no-audit --no-fund)
+
+log=$(mktemp)
+target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0 >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -n1)
+  [ -n "$url" ] && break
+  if ! kill -0 "$server" 2>/dev/null; then cat "$log" >&2; exit 1; fi
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "host-server did not report its address" >&2; cat "$log" >&2; exit 1; }
+say "demo server at $url"
+
+cd tests/e2e
+E2E_BASE_URL="$url" HOST_SERVER_BIN="$PWD/../../target/debug/host-server" WWW_DIST="$PWD/../../www/dist" \
+  node --test --test-concurrency=1 --test-timeout=120000 ./*.test.mjs

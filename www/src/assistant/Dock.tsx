@@ -1,0 +1,331 @@
+// The assistant dock: assistant-ui's external-store runtime over @dpas/host's Conversation.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import {
+  AssistantRuntimeProvider,
+  ComposerPrimitive,
+  MessagePrimitive,
+  ThreadPrimitive,
+  useExternalStoreRuntime,
+  type AppendMessage,
+} from "@assistant-ui/react";
+import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
+import remarkGfm from "remark-gfm";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { Conversation, type ChatMessageView, type ConfirmRequest, type ConversationState, type Surface } from "@dpas/host";
+import { listThreads, type Session } from "../api";
+import { ROUTE_SCOPES } from "../routes";
+import { committedLocation } from "../shellState";
+import { toThreadMessage } from "./messages";
+import { Inspector } from "./Inspector";
+import { TokenMeter } from "./TokenMeter";
+import { DockContext, ToolCard } from "./ToolCard";
+
+const THREAD_KEY = "dpas:thread";
+export const SUGGESTION = { label: "What's overdue?", prompt: "Which invoices are overdue, and by how much?" };
+
+interface PendingConfirm {
+  request: ConfirmRequest;
+  resolve: (ok: boolean) => void;
+}
+
+function useConversation(surface: Surface, session: Session) {
+  const queryClient = useQueryClient();
+  const [pendingConfirm, setPendingConfirm] = useState<PendingConfirm | null>(null);
+  const confirmRef = useRef<(r: ConfirmRequest) => Promise<boolean>>(() => Promise.resolve(false));
+  confirmRef.current = (request) =>
+    new Promise<boolean>((resolve) =>
+      setPendingConfirm({
+        request,
+        resolve: (ok) => {
+          setPendingConfirm(null);
+          resolve(ok);
+        },
+      }),
+    );
+
+  const [conversation] = useState(
+    () =>
+      new Conversation({
+        endpoint: "/agent/chat",
+        threadsEndpoint: "/api/threads",
+        surface,
+        getPathname: () => window.location.pathname,
+        routeScopes: ROUTE_SCOPES,
+        until: () => committedLocation.current === window.location.pathname + window.location.search,
+        confirm: (request) => confirmRef.current(request),
+        modelId: session.defaultModel ?? undefined,
+        catalogMode: "direct",
+        onEvent: (event) => {
+          if (event.type === "reconcile") void queryClient.invalidateQueries();
+        },
+      }),
+  );
+  useEffect(() => () => conversation.free(), [conversation]);
+
+  const [state, setState] = useState<ConversationState>(() => conversation.getState());
+  useEffect(() => {
+    setState(conversation.getState());
+    return conversation.subscribe(() => setState(conversation.getState()));
+  }, [conversation]);
+
+  // Keep the open thread across reloads.
+  useEffect(() => {
+    if (state.messages.length > 0) window.localStorage.setItem(THREAD_KEY, state.conversationId);
+  }, [state.conversationId, state.messages.length]);
+
+  return { conversation, state, pendingConfirm };
+}
+
+export function Dock({ surface, session, onClose }: { surface: Surface; session: Session; onClose: () => void }) {
+  const { conversation, state, pendingConfirm } = useConversation(surface, session);
+  const queryClient = useQueryClient();
+  const [restoring, setRestoring] = useState(false);
+  const [mode, setMode] = useState<"direct" | "meta">("direct");
+  const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
+  const [showThreads, setShowThreads] = useState(false);
+  const [showInspector, setShowInspector] = useState(false);
+  const threads = useQuery({ queryKey: ["threads", session.user.email], queryFn: listThreads });
+
+  const restore = useCallback(
+    async (id: string) => {
+      setRestoring(true);
+      try {
+        await conversation.restore(id);
+        window.localStorage.setItem(THREAD_KEY, id);
+      } finally {
+        setRestoring(false);
+      }
+    },
+    [conversation],
+  );
+
+  // After a reload, reopen the thread that was open (when it is still the user's).
+  const restoredOnce = useRef(false);
+  useEffect(() => {
+    if (restoredOnce.current || !threads.data) return;
+    restoredOnce.current = true;
+    const last = window.localStorage.getItem(THREAD_KEY);
+    if (last && threads.data.some((t) => t.id === last)) void restore(last);
+  }, [threads.data, restore]);
+
+  // The thread list changes when a turn ends.
+  useEffect(() => {
+    if (!state.isRunning) void queryClient.invalidateQueries({ queryKey: ["threads"] });
+  }, [state.isRunning, queryClient]);
+
+  const messages = state.messages;
+  const runtime = useExternalStoreRuntime<ChatMessageView>({
+    messages,
+    isRunning: state.isRunning,
+    convertMessage: (m, i) => toThreadMessage(m, i, i === messages.length - 1, state.isRunning),
+    onNew: async (message: AppendMessage) => {
+      const text = message.content
+        .map((p) => (p.type === "text" ? p.text : ""))
+        .join("")
+        .trim();
+      if (text) await conversation.send(text);
+    },
+    onCancel: async () => conversation.cancel(),
+  });
+
+  // After an approval decision the server appended a receipt to the thread: reload the
+  // thread so the history the next turn sends includes it.
+  const dockContext = useMemo(
+    () => ({
+      conversationId: state.conversationId,
+      afterDecision: () => {
+        if (!conversation.getState().isRunning) void restore(conversation.getState().conversationId);
+      },
+    }),
+    [state.conversationId, conversation, restore],
+  );
+
+  const scripted = session.models.length === 0 || session.models.every((m) => m.startsWith("scripted"));
+
+  return (
+    <aside className="dock" role="region" aria-label="Copilot" aria-busy={state.isRunning}>
+      <DockContext.Provider value={dockContext}>
+      <AssistantRuntimeProvider runtime={runtime}>
+        <header className="dock-head">
+          <strong>Assistant</strong>
+          <div className="dock-controls">
+            <label className="field inline">
+              <span>Model</span>
+              <select
+                value={model}
+                onChange={(e) => {
+                  setModel(e.target.value);
+                  conversation.setModelId(e.target.value || undefined);
+                }}
+              >
+                {session.models.map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label className="field inline">
+              <span>Catalog</span>
+              <select
+                aria-label="Catalog mode"
+                value={mode}
+                onChange={(e) => {
+                  const next = e.target.value === "meta" ? "meta" : "direct";
+                  setMode(next);
+                  conversation.setCatalogMode(next);
+                }}
+              >
+                <option value="direct">Direct</option>
+                <option value="meta">Meta (surface_* tools)</option>
+              </select>
+            </label>
+          </div>
+          <div className="dock-controls">
+            <button
+              type="button"
+              disabled={state.isRunning}
+              onClick={() => {
+                conversation.reset();
+                window.localStorage.removeItem(THREAD_KEY);
+              }}
+            >
+              New thread
+            </button>
+            <button type="button" aria-expanded={showThreads} onClick={() => setShowThreads((v) => !v)}>
+              Recent threads
+            </button>
+            <button type="button" aria-pressed={showInspector} onClick={() => setShowInspector((v) => !v)}>
+              Inspector
+            </button>
+            <button type="button" onClick={onClose}>
+              Hide copilot
+            </button>
+          </div>
+          {showThreads && (
+            <ul className="thread-list" aria-label="Recent threads">
+              {(threads.data ?? []).length === 0 && <li className="muted">No saved threads yet.</li>}
+              {(threads.data ?? []).map((t) => (
+                <li key={t.id}>
+                  <button
+                    type="button"
+                    disabled={state.isRunning}
+                    aria-current={t.id === state.conversationId || undefined}
+                    onClick={() => {
+                      setShowThreads(false);
+                      void restore(t.id);
+                    }}
+                  >
+                    <span className="thread-title">{t.title || "Untitled thread"}</span>
+                    <span className="muted">{new Date(t.updatedAt).toLocaleString()}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+          <TokenMeter turn={state.turnUsage} conversation={state.conversationUsage} />
+        </header>
+
+        <ThreadPrimitive.Root className="thread">
+          <ThreadPrimitive.Viewport className="thread-viewport">
+            <ThreadPrimitive.Empty>
+              <div className="empty-state">
+                <p className="big">How can I help?</p>
+                <p className="muted">
+                  I can read this ledger, operate the screen you are on, and ask before anything irreversible.
+                </p>
+                {scripted && (
+                  <p className="notice" role="note">
+                    No model API key is configured, so this demo runs on the scripted model: it plays one
+                    scenario (what is overdue) whatever you type.
+                  </p>
+                )}
+                <ThreadPrimitive.Suggestion prompt={SUGGESTION.prompt} send className="chip">
+                  {SUGGESTION.label}
+                </ThreadPrimitive.Suggestion>
+              </div>
+            </ThreadPrimitive.Empty>
+            <ThreadPrimitive.Messages components={{ UserMessage, AssistantMessage }} />
+            {restoring && <p className="muted">Restoring the thread…</p>}
+            {state.error && (
+              <p role="alert" className="error">
+                {state.error.code}: {state.error.message}
+              </p>
+            )}
+          </ThreadPrimitive.Viewport>
+          <ComposerPrimitive.Root className="composer">
+            <ComposerPrimitive.Input aria-label="Message" placeholder="Ask about your receivables…" rows={1} />
+            <ThreadPrimitive.If running={false}>
+              <ComposerPrimitive.Send aria-label="Send">Send</ComposerPrimitive.Send>
+            </ThreadPrimitive.If>
+            <ThreadPrimitive.If running>
+              <ComposerPrimitive.Cancel aria-label="Stop">Stop</ComposerPrimitive.Cancel>
+            </ThreadPrimitive.If>
+          </ComposerPrimitive.Root>
+        </ThreadPrimitive.Root>
+      </AssistantRuntimeProvider>
+      </DockContext.Provider>
+      {showInspector && <Inspector events={state.inspector} />}
+      {pendingConfirm && <ConfirmDialog pending={pendingConfirm} />}
+    </aside>
+  );
+}
+
+const PlainText = ({ text }: { text: string }) => <p className="user-text">{text}</p>;
+const USER_PARTS = { Text: PlainText };
+
+function UserMessage() {
+  return (
+    <MessagePrimitive.Root className="msg user">
+      <MessagePrimitive.Parts components={USER_PARTS} />
+    </MessagePrimitive.Root>
+  );
+}
+
+const MarkdownText = () => <MarkdownTextPrimitive remarkPlugins={[remarkGfm]} className="markdown" />;
+
+function Reasoning({ text }: { text: string }) {
+  return (
+    <details className="reasoning">
+      <summary>Thought</summary>
+      <p>{text}</p>
+    </details>
+  );
+}
+
+function AssistantMessage() {
+  const components = useMemo(
+    () => ({ Text: MarkdownText, Reasoning, tools: { Override: ToolCard } }),
+    [],
+  );
+  return (
+    <MessagePrimitive.Root className="msg assistant">
+      <MessagePrimitive.Parts components={components} />
+    </MessagePrimitive.Root>
+  );
+}
+
+function ConfirmDialog({ pending }: { pending: PendingConfirm }) {
+  const { request, resolve } = pending;
+  useEffect(() => () => resolve(false), [resolve]);
+  return (
+    <div className="dialog-backdrop">
+      <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" className="dialog">
+        <h2 id="confirm-title">Allow this action?</h2>
+        <p>
+          The assistant wants to run <code>{request.canonicalId}</code>.
+        </p>
+        <p>{request.description}</p>
+        <pre className="json">{JSON.stringify(request.input, null, 2)}</pre>
+        <div className="dialog-actions">
+          <button type="button" onClick={() => resolve(false)}>
+            Deny
+          </button>
+          <button type="button" className="primary" onClick={() => resolve(true)}>
+            Allow
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

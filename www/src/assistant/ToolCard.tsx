@@ -1,0 +1,138 @@
+import { createContext, useContext, useState } from "react";
+import type { ToolCallMessagePartProps } from "@assistant-ui/react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { decideApproval, type ApprovalDecision } from "../api";
+import type { ToolArtifact } from "./messages";
+
+/** What tool cards need from the dock. */
+export const DockContext = createContext<{ conversationId: string; afterDecision: () => void }>({
+  conversationId: "",
+  afterDecision: () => {},
+});
+
+interface ApprovalRequired {
+  status: "approval-required";
+  approvalId: string;
+  message?: string;
+}
+
+function approvalOf(result: unknown): ApprovalRequired | null {
+  if (result && typeof result === "object" && (result as { status?: unknown }).status === "approval-required") {
+    const r = result as ApprovalRequired;
+    if (typeof r.approvalId === "string") return r;
+  }
+  return null;
+}
+
+export function ToolCard(props: ToolCallMessagePartProps) {
+  const artifact = props.artifact as ToolArtifact | undefined;
+  const canonicalId = artifact?.canonicalId ?? props.toolName;
+  const plane = canonicalId.startsWith("view:") ? "view" : canonicalId.startsWith("domain:") ? "domain" : "host";
+  const state = artifact?.state ?? (props.result === undefined ? "running" : props.isError ? "error" : "done");
+  const approval = approvalOf(props.result);
+  const [open, setOpen] = useState(false);
+  return (
+    <div className={`tool-card plane-${plane} state-${state}`} data-tool-card={canonicalId} data-wire-name={artifact?.wireName}>
+      <div className="tool-head">
+        <span className="plane">{plane}</span>
+        <code className="tool-id">{canonicalId}</code>
+        <span className="tool-where muted">{artifact?.executor === "browser" ? "in this browser" : "on the server"}</span>
+        <span className={`tool-state ${state}`}>
+          {approval ? "awaiting approval" : state === "running" ? "running…" : state === "error" ? "failed" : "done"}
+        </span>
+        <button type="button" className="link" aria-expanded={open} onClick={() => setOpen((v) => !v)}>
+          {open ? "Hide details" : "Details"}
+        </button>
+      </div>
+      {open && (
+        <div className="tool-body">
+          <div className="muted">input</div>
+          <pre className="json">{props.argsText || JSON.stringify(props.args ?? {})}</pre>
+          {props.result !== undefined && (
+            <>
+              <div className="muted">result</div>
+              <pre className="json">{JSON.stringify(props.result, null, 2)}</pre>
+            </>
+          )}
+        </div>
+      )}
+      {approval && <ApprovalCard approval={approval} canonicalId={canonicalId} input={props.args} />}
+    </div>
+  );
+}
+
+interface ApprovalRecordView {
+  status: string;
+  decision?: { status: string; approver: string };
+}
+
+function ApprovalCard({
+  approval,
+  canonicalId,
+  input,
+}: {
+  approval: ApprovalRequired;
+  canonicalId: string;
+  input: unknown;
+}) {
+  const { conversationId, afterDecision } = useContext(DockContext);
+  const queryClient = useQueryClient();
+  const [receipt, setReceipt] = useState<ApprovalDecision["receipt"] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const record = useQuery({
+    queryKey: ["approval", approval.approvalId],
+    queryFn: async (): Promise<ApprovalRecordView | null> => {
+      const response = await fetch(`/api/approvals/${encodeURIComponent(approval.approvalId)}`, {
+        credentials: "same-origin",
+      });
+      return response.ok ? ((await response.json()) as ApprovalRecordView) : null;
+    },
+  });
+  const decided = receipt !== null || (record.data != null && record.data.status !== "pending");
+
+  const decide = async (approved: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await decideApproval(approval.approvalId, approved, conversationId);
+      setReceipt(result.receipt);
+      if (result.resolution.status === "completed") await queryClient.invalidateQueries();
+      else await queryClient.invalidateQueries({ queryKey: ["approval", approval.approvalId] });
+      afterDecision();
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="approval-card" role="group" aria-label="Approval required">
+      <p>
+        <strong>Approval required.</strong> {approval.message ?? `The assistant asked to run ${canonicalId}.`}
+      </p>
+      <pre className="json">{JSON.stringify(input ?? {}, null, 2)}</pre>
+      {receipt ? (
+        <p className={receipt.ok ? "receipt ok" : "receipt failed"} role="status">
+          {receipt.text}
+        </p>
+      ) : decided ? (
+        <p className="receipt" role="status">
+          {record.data?.decision?.status === "approved" ? "Approved" : record.data?.status === "rejected" ? "Denied" : `Status: ${record.data?.status}`}
+          {record.data?.decision?.approver ? ` by ${record.data.decision.approver}` : ""}.
+        </p>
+      ) : (
+        <div className="dialog-actions">
+          <button type="button" disabled={busy} onClick={() => void decide(false)}>
+            Deny
+          </button>
+          <button type="button" className="primary" disabled={busy} onClick={() => void decide(true)}>
+            Approve
+          </button>
+        </div>
+      )}
+      {error && <p role="alert">{error}</p>}
+    </div>
+  );
+}

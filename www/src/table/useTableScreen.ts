@@ -1,0 +1,19 @@
+import type { JsonSchema } from "@dpas/host";
+import { useRegisterComponent } from "../surface";
+import { tableCapabilities } from "./capabilities";
+import { useLatest, useLedgerTable, type LedgerTable, type TableSpec } from "./useLedgerTable";
+
+/** A table screen's state, with its view capabilities registered while it is mounted. */
+export function useTableScreen<R extends { id: number }>(
+  spec: TableSpec<R>,
+  data: R[] | undefined,
+  rowSchema: JsonSchema,
+): LedgerTable<R> {
+  const t = useLedgerTable(spec, data);
+  const ref = useLatest(t);
+  useRegisterComponent(
+    () => ({ type: spec.type, description: spec.description, ...tableCapabilities(ref, rowSchema) }),
+    spec.type,
+  );
+  return t;
+}

@@ -1,0 +1,18 @@
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+
+// `npm run dev` proxies the server's routes to a running host-server
+// (DPAS_SERVER, default http://127.0.0.1:8080).
+const server = process.env.DPAS_SERVER ?? "http://127.0.0.1:8080";
+
+export default defineConfig({
+  plugins: [react()],
+  server: {
+    proxy: {
+      "/api": server,
+      "/rpc": server,
+      "/agent": server,
+    },
+  },
+  build: { outDir: "dist", sourcemap: true },
+});
