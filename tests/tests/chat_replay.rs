@@ -252,3 +252,65 @@ async fn the_whole_carla_turn_runs_on_our_own_messages() {
         404
     );
 }
+
+#[actix_web::test]
+async fn refusals_come_in_the_contract_order_before_any_stream() {
+    let srv = server::start().await;
+    let request = read_trace_request("browser-carla-step0").unwrap();
+    // Decode before session: a malformed body is 400 even without a cookie.
+    assert_eq!(srv.chat_bytes(b"[]".to_vec(), None).await.status, 400);
+    assert_eq!(
+        srv.chat_bytes(br#"{"protocolVersion":3}"#.to_vec(), None)
+            .await
+            .status,
+        409
+    );
+    // A well-formed body without a valid session is 401, never a default user.
+    let anonymous = srv.chat_bytes(request.clone(), None).await;
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(anonymous.body["error"]["code"], "UNAUTHENTICATED");
+    let forged = srv
+        .chat_bytes(request.clone(), Some("dpas_session=forged.value"))
+        .await;
+    assert_eq!(forged.status, 401);
+    // Over the frontend limit is 413 naming plane, count and limit, before the session too.
+    let mut big: Value = serde_json::from_slice(&request).unwrap();
+    let tool = big["catalog"]["frontendTools"][0].clone();
+    big["catalog"]["frontendTools"] = Value::Array(
+        (0..129)
+            .map(|i| {
+                let mut t = tool.clone();
+                t["wireName"] = json!(format!("view_x__t{i}"));
+                t
+            })
+            .collect(),
+    );
+    let too_large = srv
+        .chat_bytes(serde_json::to_vec(&big).unwrap(), None)
+        .await;
+    assert_eq!(too_large.status, 413);
+    assert_eq!(too_large.body["error"]["code"], "CATALOG_TOO_LARGE");
+    assert!(too_large.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("The frontend catalog has 129 entries, over the limit of 128."));
+    // Only POST.
+    let get = srv.http.get(srv.url("/agent/chat")).send().await.unwrap();
+    assert_eq!(get.status().as_u16(), 405);
+}
+
+#[actix_web::test]
+async fn v1_collisions_abort_with_the_exact_message() {
+    let srv = server::start().await;
+    let mut body: Value = serde_json::from_slice(&read_trace_request("v1-step0").unwrap()).unwrap();
+    body["frontendTools"].as_array_mut().unwrap().push(json!({
+        "wireName": "domain_collections-aging", "canonicalId": "domain:collections-aging", "plane": "domain",
+        "description": "", "inputSchema": {"type": "object"}, "effect": "read", "confirmation": "never"
+    }));
+    let reply = srv.chat(&body, "controller").await;
+    assert_eq!(reply.status, 409);
+    assert_eq!(
+        reply.body,
+        json!({"error": {"code": "CATALOG_COLLISION", "message": "Domain operation(s) exposed through two paths: domain:collections-aging. A capability must be either a direct server tool or a contextual surface reference, never both."}})
+    );
+}

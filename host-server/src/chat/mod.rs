@@ -57,10 +57,19 @@ impl ChatConfig {
     }
 }
 
+async fn method_not_allowed() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::MethodNotAllowed().json(serde_json::json!({
+        "error": {"code": "METHOD_NOT_ALLOWED", "message": "Use POST for the chat endpoint."}
+    }))
+}
+
 /// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::new(chat.clone()))
-            .route("/agent/chat", web::post().to(agent_chat));
+        cfg.app_data(web::Data::new(chat.clone())).service(
+            web::resource("/agent/chat")
+                .route(web::post().to(agent_chat))
+                .default_service(web::to(method_not_allowed)),
+        );
     }
 }
