@@ -1,0 +1,111 @@
+//! Throughput of the protocol's hot paths on real traffic: request decoding, NDJSON frame
+//! decoding and encoding, and wire-name assignment. Run with `cargo bench -p dpas-protocol`.
+//! Figures are printed, never asserted (machines are noisy).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use dpas_protocol::ndjson::decode_all;
+use dpas_protocol::wire_name::{assign_wire_names, WireKey};
+use dpas_protocol::{decode_request, encode_frame_into, FrameDecoder};
+
+fn traces() -> std::path::PathBuf {
+    std::env::var("DPAS_SHARED_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .join("conformance/reference-traces")
+}
+
+fn body_of(response: &[u8]) -> &[u8] {
+    let split = response
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .expect("headers end");
+    &response[split + 2..]
+}
+
+/// Runs `f` for about a second and returns the mean time per call.
+fn measure(mut f: impl FnMut()) -> Duration {
+    for _ in 0..50 {
+        f();
+    }
+    let mut n = 0u32;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(1) {
+        for _ in 0..100 {
+            f();
+        }
+        n += 100;
+    }
+    start.elapsed() / n
+}
+
+fn report(name: &str, bytes: usize, per_call: Duration) {
+    let mb_s = bytes as f64 / per_call.as_secs_f64() / 1e6;
+    println!(
+        "{name:<44} {:>10.2} µs/op {:>9.1} MB/s ({bytes} bytes)",
+        per_call.as_secs_f64() * 1e6,
+        mb_s
+    );
+}
+
+fn main() {
+    let dir = traces();
+    let request = std::fs::read(dir.join("browser-carla-step2.request.json")).expect("trace");
+    report(
+        "decode_request (Carla step 2, 16 tools)",
+        request.len(),
+        measure(|| {
+            black_box(decode_request(black_box(&request)).expect("decodes"));
+        }),
+    );
+
+    let response = std::fs::read(dir.join("browser-carla-step0.response.txt")).expect("trace");
+    let body = body_of(&response).to_vec();
+    report(
+        "NDJSON decode, whole body (Carla step 0)",
+        body.len(),
+        measure(|| {
+            black_box(decode_all(black_box(&body)));
+        }),
+    );
+    report(
+        "NDJSON decode, 64-byte chunks",
+        body.len(),
+        measure(|| {
+            let mut decoder = FrameDecoder::new();
+            let mut out = Vec::new();
+            for chunk in body.chunks(64) {
+                decoder.push_into(chunk, &mut out);
+            }
+            black_box(out);
+        }),
+    );
+
+    let (frames, _) = decode_all(&body);
+    let mut buf = Vec::with_capacity(body.len());
+    report(
+        "NDJSON encode (Carla step 0)",
+        body.len(),
+        measure(|| {
+            buf.clear();
+            for f in &frames {
+                encode_frame_into(f, &mut buf);
+            }
+            black_box(&buf);
+        }),
+    );
+
+    let ids: Vec<String> = (0..192)
+        .map(|i| format!("view:screen-{}.component.capability{i}", i % 7))
+        .collect();
+    let keys: Vec<WireKey<'_>> = ids.iter().map(|id| WireKey::new(id, None)).collect();
+    report(
+        "assign_wire_names (192 ids)",
+        0,
+        measure(|| {
+            black_box(assign_wire_names(black_box(&keys)));
+        }),
+    );
+}
