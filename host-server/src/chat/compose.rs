@@ -67,6 +67,29 @@ fn provider_safe(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// Names each domain capability (`domain:<id>`, level 0, as the reference's server does) and
+/// captures the name as assigned. A name a provider would refuse, or one two capabilities
+/// share, cannot be audited under one id: it comes back as `Err` and is withheld.
+pub fn domain_wire_names<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<Result<String, String>> {
+    let names: Vec<String> = ids
+        .map(|id| encode_wire_name(&format!("domain:{id}"), None, 0))
+        .collect();
+    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    for n in &names {
+        *counts.entry(n.as_str()).or_default() += 1;
+    }
+    names
+        .iter()
+        .map(|n| {
+            if provider_safe(n) && counts[n.as_str()] == 1 {
+                Ok(n.clone())
+            } else {
+                Err(n.clone())
+            }
+        })
+        .collect()
+}
+
 /// Mints a step id: `stp_` and 12 characters of `[a-z0-9]` (A6).
 pub fn mint_step_id() -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -111,24 +134,17 @@ pub fn compose(
     let tags = (!scope.is_empty()).then_some(scope.as_slice());
     let discovered = runtime.discover(actor, Surface::AiSdk, tags);
 
-    // Names are assigned here and captured in this list; a name a provider would refuse,
-    // or one two capabilities share, cannot be audited under one id and is withheld.
-    let mut name_counts: HashMap<String, usize> = HashMap::new();
-    let named: Vec<(String, _)> = discovered
-        .into_iter()
-        .map(|info| {
-            let wire = encode_wire_name(&format!("domain:{}", info.id), None, 0);
-            *name_counts.entry(wire.clone()).or_default() += 1;
-            (wire, info)
-        })
-        .collect();
-    let mut domain = Vec::with_capacity(named.len());
+    let names = domain_wire_names(discovered.iter().map(|info| info.id.as_str()));
+    let mut domain = Vec::with_capacity(discovered.len());
     let mut undecodable = Vec::new();
-    for (wire, info) in named {
-        if !provider_safe(&wire) || name_counts[&wire] > 1 {
-            undecodable.push(wire);
-            continue;
-        }
+    for (info, name) in discovered.into_iter().zip(names) {
+        let wire = match name {
+            Ok(wire) => wire,
+            Err(wire) => {
+                undecodable.push(wire);
+                continue;
+            }
+        };
         let declared_approval = runtime
             .registry()
             .get(&info.id)
@@ -201,6 +217,23 @@ mod tests {
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
         assert_ne!(mint_step_id(), id);
+    }
+
+    #[test]
+    fn domain_names_that_cannot_be_audited_are_withheld() {
+        let names = domain_wire_names(["list-invoices", "odd id", "a:b", "some_thing"].into_iter());
+        assert_eq!(names[0], Ok("domain_list-invoices".to_owned()));
+        assert_eq!(names[1], Err("domain_odd id".to_owned()));
+        assert_eq!(names[2], Err("domain_a:b".to_owned()));
+        // An id with its own underscore is shortened, captured and offered.
+        assert!(names[3]
+            .as_ref()
+            .is_ok_and(|n| n.starts_with("domain_some_thing_0_")));
+        let same = domain_wire_names(["x", "x"].into_iter());
+        assert!(
+            same.iter().all(Result::is_err),
+            "a shared name cannot be audited under one id"
+        );
     }
 
     #[test]

@@ -73,3 +73,40 @@ pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Sen
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripted_specs_build_their_models() {
+        assert!(models_for(&ModelSpec::None).unwrap().is_empty());
+        assert_eq!(
+            models_for(&ModelSpec::Scripted { script: None })
+                .unwrap()
+                .ids(),
+            ["scripted"]
+        );
+
+        let dir = std::env::temp_dir().join(format!("dpas-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.json");
+        std::fs::write(&good, r#"{"turns": [{"text": ["hi"]}]}"#).unwrap();
+        let set = models_for(&ModelSpec::Scripted { script: Some(good) }).unwrap();
+        assert_eq!(set.ids(), ["scripted"]);
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"turns": [{"nonsense": true}]}"#).unwrap();
+        assert!(matches!(
+            models_for(&ModelSpec::Scripted { script: Some(bad) }),
+            Err(ModelSetupError::Script(_))
+        ));
+        let missing = dir.join("missing.json");
+        assert!(matches!(
+            models_for(&ModelSpec::Scripted {
+                script: Some(missing)
+            }),
+            Err(ModelSetupError::Script(_))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
