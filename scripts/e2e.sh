@@ -36,4 +36,4 @@ say "demo server at $url"
 
 cd tests/e2e
 E2E_BASE_URL="$url" HOST_SERVER_BIN="$PWD/../../target/debug/host-server" WWW_DIST="$PWD/../../www/dist" \
-  node --test --test-concurrency=1 --test-timeout=120000 ./*.test.mjs
+  node --test --test-concurrency=1 --test-timeout=600000 ./*.test.mjs

@@ -91,7 +91,7 @@ describe("pending invoices", () => {
     try {
       await waitForCount(page, PENDING_ROWS, 13);
       await page.getByText("Columns", { exact: true }).click();
-      await page.getByRole("checkbox", { name: "Segment" }).uncheck();
+      await page.getByRole("checkbox", { name: "Show Segment" }).uncheck();
       await page.waitForURL(/cols=/);
       await page.getByRole("columnheader", { name: "Segment" }).waitFor({ state: "detached" });
       // Amount moves past Segment (hidden) and then past Client.
@@ -141,7 +141,7 @@ describe("pending invoices", () => {
       await page.getByRole("link", { name: "All invoices" }).click();
       await page.getByRole("heading", { name: "All invoices" }).waitFor();
       await waitForCount(page, '[aria-label="All invoices"] [data-invoice-row]', 24);
-      await page.getByLabel("Status").selectOption("draft");
+      await page.getByLabel("Filter by Status").selectOption("draft");
       await waitForCount(page, '[aria-label="All invoices"] [data-invoice-row]', 5);
       await page.getByRole("link", { name: "Clients" }).click();
       await page.getByRole("heading", { name: "Clients" }).waitFor();

@@ -51,6 +51,7 @@ export function LedgerTableView<R extends { id: number }>({ t, toolbar, clearKey
                   <label>
                     <input
                       type="checkbox"
+                      aria-label={`Show ${column.label}`}
                       checked={!hidden}
                       disabled={column.hideable === false}
                       onChange={() =>
@@ -90,7 +91,11 @@ export function LedgerTableView<R extends { id: number }>({ t, toolbar, clearKey
               return (
                 <label key={c.id} className="field">
                   <span>{c.label}</span>
-                  <select value={value} onChange={(e) => t.setColumnFilters({ [c.id]: e.target.value })}>
+                  <select
+                    aria-label={`Filter by ${c.label}`}
+                    value={value}
+                    onChange={(e) => t.setColumnFilters({ [c.id]: e.target.value })}
+                  >
                     <option value="">Any</option>
                     {t.filterOptions(c.id).map((o) => (
                       <option key={o.value} value={o.value}>

@@ -179,7 +179,7 @@ export function tableCapabilities<R extends { id: number }>(
     },
     {
       name: "setColumnFilters",
-      description: `Update some column filters (columns not mentioned stay, "" clears one). Read readColumnFilters first for the columns and their values. ${FILTER_FORMATS}`,
+      description: 'Update some column filters (columns not mentioned stay, "" clears one). Read readColumnFilters first for the columns, their kinds and the values a select accepts.',
       effect: "local-state",
       idempotent: true,
       inputSchema: {

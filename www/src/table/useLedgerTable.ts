@@ -195,16 +195,39 @@ export function useLedgerTable<R extends { id: number }>(
     return defs;
   }, [spec]);
 
-  const selectedFromUrl = (params.get("sel") ?? "")
-    .split(",")
-    .map((s) => Number(s))
-    .filter((n) => Number.isInteger(n) && n > 0);
-  const rowSelection = Object.fromEntries(selectedFromUrl.map((id) => [String(id), true]));
-
-  const sorting: SortingState = sort ? [{ id: sort.key, desc: sort.direction === "desc" }] : [];
-  const pinned = spec.columns.filter((c) => c.pinned).map((c) => c.id);
-  const columnOrder = [...(spec.selection ? ["select"] : []), ...pinned, ...layout.order];
-  const columnVisibility = Object.fromEntries(layout.hidden.map((id) => [id, false]));
+  // Table state objects keep their identity while their content is unchanged: TanStack
+  // Table memoises its row models on them (and a changed model re-renders).
+  const selParam = params.get("sel") ?? "";
+  const selectedFromUrl = useMemo(
+    () =>
+      selParam
+        .split(",")
+        .map((s) => Number(s))
+        .filter((n) => Number.isInteger(n) && n > 0),
+    [selParam],
+  );
+  const rowSelection = useMemo(
+    () => Object.fromEntries(selectedFromUrl.map((id) => [String(id), true])),
+    [selectedFromUrl],
+  );
+  const sortKey = sort ? `${sort.key}.${sort.direction}` : "";
+  const sorting = useMemo<SortingState>(
+    () => (sort ? [{ id: sort.key, desc: sort.direction === "desc" }] : []),
+    [sortKey],
+  );
+  const layoutKey = `${layout.order.join(",")}|${layout.hidden.join(",")}`;
+  const columnOrder = useMemo(
+    () => [
+      ...(spec.selection ? ["select"] : []),
+      ...spec.columns.filter((c) => c.pinned).map((c) => c.id),
+      ...layout.order,
+    ],
+    [layoutKey, spec],
+  );
+  const columnVisibility = useMemo(
+    () => Object.fromEntries(layout.hidden.map((id) => [id, false])),
+    [layoutKey],
+  );
 
   const table = useReactTable<R>({
     data: filtered,
@@ -216,6 +239,7 @@ export function useLedgerTable<R extends { id: number }>(
     manualFiltering: true,
     sortDescFirst: false,
     enableSortingRemoval: true,
+    autoResetPageIndex: false,
     enableRowSelection: spec.selection,
   });
 
