@@ -85,9 +85,8 @@ async function askWhatsOverdue(page) {
 
 describe("golden scenario (scripted model)", () => {
   test("a controller asks what is overdue: both planes act, the table narrows, the answer is right", async () => {
-    const { context, page, errors } = await openApp(browser, goldenBase);
+    const { context, page, errors, hooked: recorder } = await openApp(browser, goldenBase, { beforeLoad: recordFrames });
     try {
-      const frames = recordFrames(page);
       await waitForCount(page, PENDING_ROWS, 13);
       await page.getByText("How can I help?").waitFor();
       await page.getByText("runs on the scripted model").waitFor();
@@ -116,7 +115,7 @@ describe("golden scenario (scripted model)", () => {
 
       // Every tool call was answered.
       assert.equal(await page.locator(".tool-card.state-running").count(), 0);
-      const starts = frames.filter((f) => f.type === "step-start");
+      const starts = (await recorder.all()).filter((f) => f.type === "step-start");
       assert.equal(starts.length, 3);
       assert.ok(starts[0].domainTools.some((t) => t.wireName === "domain_issue-invoice"));
       assert.deepEqual(errors, []);
@@ -163,15 +162,17 @@ describe("golden scenario (scripted model)", () => {
   });
 
   test("an analyst is offered no write tool and gets the read-only ending", async () => {
-    const { context, page } = await openApp(browser, goldenBase, { role: "analyst" });
+    const { context, page, hooked: recorder } = await openApp(browser, goldenBase, {
+      role: "analyst",
+      beforeLoad: recordFrames,
+    });
     try {
-      const frames = recordFrames(page);
       await page.getByText("Ada Analyst").waitFor();
       await askWhatsOverdue(page);
       await waitForText(page, GOLDEN_ANSWER);
       const answers = await page.locator(".msg.assistant .markdown").allTextContents();
       assert.ok(answers.at(-1).trim().endsWith(ANALYST_ENDING), answers.at(-1));
-      const starts = frames.filter((f) => f.type === "step-start");
+      const starts = (await recorder.all()).filter((f) => f.type === "step-start");
       assert.ok(starts.length > 0);
       for (const start of starts) {
         assert.deepEqual(
@@ -227,9 +228,8 @@ describe("rules-scripted model", () => {
   });
 
   test("meta mode answers the golden question through the surface_* tools", async () => {
-    const { context, page } = await openApp(browser, rules.url);
+    const { context, page, hooked: recorder } = await openApp(browser, rules.url, { beforeLoad: recordFrames });
     try {
-      const frames = recordFrames(page);
       await page.getByLabel("Catalog mode").selectOption("meta");
       await askWhatsOverdue(page);
       await page.locator('[data-wire-name="surface_discover"]').waitFor();
@@ -241,7 +241,7 @@ describe("rules-scripted model", () => {
       await read.getByRole("button", { name: "Details" }).click();
       await read.getByText(/"rowCount": 7/).waitFor();
       await waitForText(page, GOLDEN_ANSWER);
-      const starts = frames.filter((f) => f.type === "step-start");
+      const starts = (await recorder.all()).filter((f) => f.type === "step-start");
       assert.ok(starts.length >= 4);
       assert.ok(starts.every((s) => s.catalogMode === "meta"));
     } finally {

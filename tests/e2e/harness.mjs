@@ -72,7 +72,7 @@ export function launchBrowser() {
 
 /** A fresh context (own cookies and storage) on `base`, with the ledger re-seeded and, when
  *  asked, a role signed in. Browser console errors are collected in `errors`. */
-export async function openApp(browser, base, { role, path = "/receivables/pending" } = {}) {
+export async function openApp(browser, base, { role, path = "/receivables/pending", beforeLoad } = {}) {
   const context = await browser.newContext({ baseURL: base, viewport: { width: 1440, height: 900 } });
   context.setDefaultTimeout(TIMEOUT);
   const reset = await context.request.post("/api/demo/reset", { failOnStatusCode: false });
@@ -84,9 +84,10 @@ export async function openApp(browser, base, { role, path = "/receivables/pendin
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  const hooked = beforeLoad ? await beforeLoad(page) : undefined;
   await page.goto(path);
   await page.getByRole("heading", { name: headingFor(path) }).waitFor();
-  return { context, page, errors };
+  return { context, page, errors, hooked };
 }
 
 function headingFor(path) {
@@ -121,15 +122,31 @@ export function pageText(page) {
   return page.evaluate(() => document.body.textContent);
 }
 
-/** The NDJSON frames of every /agent/chat response the page receives. */
-export function recordFrames(page) {
-  const frames = [];
-  page.on("response", async (response) => {
-    if (!response.url().endsWith("/agent/chat") || response.request().method() !== "POST") return;
-    const body = await response.text().catch(() => "");
-    for (const line of body.split("\n")) if (line.trim()) frames.push(JSON.parse(line));
+/** Keeps a copy of every /agent/chat response body the page reads (the page's own fetch,
+ *  teed), so a test can read the NDJSON frames afterwards; install before navigating.
+ *  `all()` resolves with the frames of the current page load. */
+export async function recordFrames(page) {
+  await page.addInitScript(() => {
+    const original = window.fetch.bind(window);
+    window.__chatBodies = [];
+    window.fetch = async (input, init) => {
+      const response = await original(input, init);
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (new URL(url, location.href).pathname === "/agent/chat") window.__chatBodies.push(response.clone().text());
+      return response;
+    };
   });
-  return frames;
+  return {
+    all: async () => {
+      const bodies = await page.evaluate(() => Promise.all(window.__chatBodies));
+      return bodies.flatMap((body) =>
+        body
+          .split("\n")
+          .filter((line) => line.trim())
+          .map((line) => JSON.parse(line)),
+      );
+    },
+  };
 }
 
 /** Waits until the turn that is running (or about to start) has ended. */

@@ -91,7 +91,7 @@ describe("pending invoices", () => {
     try {
       await waitForCount(page, PENDING_ROWS, 13);
       await page.getByText("Columns", { exact: true }).click();
-      await page.getByRole("checkbox", { name: "Show Segment" }).uncheck();
+      await page.getByRole("checkbox", { name: "Show Segment" }).click();
       await page.waitForURL(/cols=/);
       await page.getByRole("columnheader", { name: "Segment" }).waitFor({ state: "detached" });
       // Amount moves past Segment (hidden) and then past Client.
@@ -170,7 +170,7 @@ describe("pending invoices", () => {
     const { context, page } = await openApp(browser, base);
     try {
       await waitForCount(page, PENDING_ROWS, 13);
-      await page.getByRole("checkbox", { name: "Select DUN-0037" }).check();
+      await page.getByRole("checkbox", { name: "Select DUN-0037" }).click();
       await page.waitForURL(/sel=\d+/);
       const record = page.getByRole("button", { name: "Record payment" });
       await record.waitFor();
@@ -179,7 +179,7 @@ describe("pending invoices", () => {
       await page.reload();
       await waitForCount(page, PENDING_ROWS, 13);
       await page.getByText("Ada Analyst").waitFor();
-      await page.getByRole("checkbox", { name: "Select EVL-0084" }).check();
+      await page.getByRole("checkbox", { name: "Select EVL-0084" }).click();
       await page.waitForURL(/sel=\d+,\d+/);
       assert.equal(await record.count(), 0);
 

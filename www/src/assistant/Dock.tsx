@@ -147,7 +147,14 @@ export function Dock({ surface, session, onClose }: { surface: Surface; session:
       <DockContext.Provider value={dockContext}>
       <AssistantRuntimeProvider runtime={runtime}>
         <header className="dock-head">
-          <strong>Assistant</strong>
+          <div className="dock-controls">
+            <strong>Assistant</strong>
+            {scripted && (
+              <span className="badge" title="No OPENAI_API_KEY or ANTHROPIC_API_KEY on the server: the scripted demo model answers.">
+                scripted model, no API key
+              </span>
+            )}
+          </div>
           <div className="dock-controls">
             <label className="field inline">
               <span>Model</span>
