@@ -31,6 +31,15 @@ const RULES = {
       toolCalls: [{ name: "domain_issue-invoice", input: { id: 5 } }],
     },
     { when: { hasResult: "domain_issue-invoice" }, text: ["The approval card is waiting for your decision."] },
+    {
+      when: { lastUserContains: "Note the promise", lacksResult: "view_invoices__pending__setFilters" },
+      toolCalls: [{ name: "view_invoices__pending__setFilters", input: { chase: "18" } }],
+    },
+    {
+      when: { lastUserContains: "Note the promise", lacksResult: "domain_update-collection-status" },
+      toolCalls: [{ name: "domain_update-collection-status", input: { note: "Promised by Friday (assistant)." } }],
+    },
+    { when: { lastUserContains: "Note the promise" }, text: ["Recorded on the open invoice."] },
     { when: { lastUserContains: "slowly" }, delayMs: 15000, text: ["This answer arrives too late to be seen."] },
     {
       when: { offered: "surface_discover", lacksResult: "surface_discover" },
@@ -90,6 +99,7 @@ describe("golden scenario (scripted model)", () => {
       await waitForCount(page, PENDING_ROWS, 13);
       await page.getByText("How can I help?").waitFor();
       await page.getByText("runs on the scripted model").waitFor();
+      await page.screenshot({ path: artifactPath("first-load.png") });
       await askWhatsOverdue(page);
 
       await card(page, "domain:collections-aging").waitFor();
@@ -113,6 +123,13 @@ describe("golden scenario (scripted model)", () => {
       // Input and output apart: 3 steps × 16 each.
       await page.getByRole("group", { name: "Tokens in this conversation: 48 input, 48 output" }).waitFor();
 
+      await page.screenshot({ path: artifactPath("main.png") });
+
+      // The inspector shows the turn's events.
+      await page.getByRole("button", { name: "Inspector" }).click();
+      const inspector = page.getByRole("region", { name: "Inspector" });
+      await inspector.locator("li").first().waitFor();
+
       // Every tool call was answered.
       assert.equal(await page.locator(".tool-card.state-running").count(), 0);
       const starts = (await recorder.all()).filter((f) => f.type === "step-start");
@@ -120,7 +137,6 @@ describe("golden scenario (scripted model)", () => {
       assert.ok(starts[0].domainTools.some((t) => t.wireName === "domain_issue-invoice"));
       assert.deepEqual(errors, []);
 
-      await page.screenshot({ path: artifactPath("main.png") });
     } finally {
       await context.close();
     }
@@ -200,6 +216,7 @@ describe("rules-scripted model", () => {
       const before = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(before.data.some((r) => r.reference === "AUR-0141"));
 
+      await page.screenshot({ path: artifactPath("approval.png") });
       await approval.getByRole("button", { name: "Approve" }).click();
       await page.getByText(/You approved .* and it completed\./).first().waitFor();
       await page.getByRole("group", { name: "Outstanding" }).getByText("€213,250").waitFor();
@@ -222,6 +239,32 @@ describe("rules-scripted model", () => {
       await waitForCount(page, PENDING_ROWS, 13);
       const drafts = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(drafts.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("the chase dialog's bound reference writes the invoice on screen, and the dialog refreshes", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await sendMessage(page, "Note the promise on DUN-0037");
+      const dialog = page.getByRole("dialog", { name: "Chase DUN-0037" });
+      await dialog.waitFor();
+      assert.match(page.url(), /[?&]chase=18/);
+      await card(page, "view:invoices.pending.setFilters").waitFor();
+      const write = card(page, "domain:update-collection-status");
+      await write.waitFor();
+      await waitForText(page, "Recorded on the open invoice.");
+      const className = await write.getAttribute("class");
+      assert.ok(className.includes("state-done"), `${className}: ${await write.textContent()}`);
+      // The write reconciled the screen: the dialog's form shows the stored note.
+      await page.waitForFunction(
+        () => document.querySelector('[role="dialog"] textarea')?.value === "Promised by Friday (assistant).",
+      );
+      const rows = await (await context.request.post("/rpc/list-invoices", { data: { kind: "pending" } })).json();
+      const row = rows.data.find((r) => r.id === 18);
+      assert.equal(row.collection.note, "Promised by Friday (assistant).");
+      assert.equal(row.collection.reminders_sent, 1);
     } finally {
       await context.close();
     }

@@ -44,7 +44,9 @@ export function ChaseDialog({ row, onClose }: { row: InvoiceRow | null; onClose:
             required: ["invoiceId"],
             additionalProperties: false,
           },
-          bind: () => (rowRef.current ? { invoiceId: rowRef.current.id } : {}),
+          // The host captures the bound keys once, at registration: always name invoiceId
+          // (null while no dialog is open, when the reference is unavailable anyway).
+          bind: () => ({ invoiceId: rowRef.current?.id ?? null }),
           describe: () => (rowRef.current ? boundNote(rowRef.current) : undefined),
           availability: {
             when: () => rowRef.current !== null,
@@ -96,7 +98,7 @@ function ChaseForm({ row, onClose }: { row: InvoiceRow; onClose: () => void }) {
   };
 
   return (
-    <div className="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
+    <div className="dialog-backdrop screen-dialog" onKeyDown={(e) => e.key === "Escape" && onClose()}>
       <div role="dialog" aria-modal="true" aria-labelledby={titleId} className="dialog">
         <h2 id={titleId}>Chase {row.reference}</h2>
         <dl className="facts">
