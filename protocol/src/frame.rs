@@ -45,40 +45,45 @@ pub const FRAME_TYPES: [&str; 8] = [
     "error",
 ];
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-enum KnownFrame {
-    StepStart(StepStart),
-    TextDelta { text: String },
-    ReasoningDelta { text: String },
-    ToolCall(ToolCallFrame),
-    ToolResult(ToolResultFrame),
-    Inspector(InspectorFrame),
-    StepFinish(StepFinish),
-    Error { error: ErrorBody },
-}
-
+/// Decoding dispatches on `type` by hand: the variants' structs decode from the object itself
+/// (unknown keys, `type` among them, are ignored as usual). This is the same wire format as a
+/// derived internally-tagged enum without its buffering machinery, which is a large share of
+/// the browser build.
 impl<'de> Deserialize<'de> for Frame {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = Map::<String, Value>::deserialize(deserializer)?;
-        let known = match map.get("type") {
-            Some(Value::String(t)) => FRAME_TYPES.contains(&t.as_str()),
+        let mut map = Map::<String, Value>::deserialize(deserializer)?;
+        let frame_type = match map.get("type") {
+            Some(Value::String(t)) => t.clone(),
             _ => return Err(D::Error::custom("a frame needs a string `type`")),
         };
-        if !known {
-            return Ok(Frame::Unknown(map));
+        fn text<E: serde::de::Error>(map: &mut Map<String, Value>) -> Result<String, E> {
+            match map.remove("text") {
+                Some(Value::String(text)) => Ok(text),
+                _ => Err(E::custom("a delta frame needs a string `text`")),
+            }
         }
-        let frame: KnownFrame =
-            serde_json::from_value(Value::Object(map)).map_err(D::Error::custom)?;
-        Ok(match frame {
-            KnownFrame::StepStart(f) => Frame::StepStart(f),
-            KnownFrame::TextDelta { text } => Frame::TextDelta { text },
-            KnownFrame::ReasoningDelta { text } => Frame::ReasoningDelta { text },
-            KnownFrame::ToolCall(f) => Frame::ToolCall(f),
-            KnownFrame::ToolResult(f) => Frame::ToolResult(f),
-            KnownFrame::Inspector(f) => Frame::Inspector(f),
-            KnownFrame::StepFinish(f) => Frame::StepFinish(f),
-            KnownFrame::Error { error } => Frame::Error { error },
+        fn body<T: serde::de::DeserializeOwned, E: serde::de::Error>(value: Value) -> Result<T, E> {
+            serde_json::from_value(value).map_err(E::custom)
+        }
+        Ok(match frame_type.as_str() {
+            "step-start" => Frame::StepStart(body(Value::Object(map))?),
+            "text-delta" => Frame::TextDelta {
+                text: text(&mut map)?,
+            },
+            "reasoning-delta" => Frame::ReasoningDelta {
+                text: text(&mut map)?,
+            },
+            "tool-call" => Frame::ToolCall(body(Value::Object(map))?),
+            "tool-result" => Frame::ToolResult(body(Value::Object(map))?),
+            "inspector" => Frame::Inspector(body(Value::Object(map))?),
+            "step-finish" => Frame::StepFinish(body(Value::Object(map))?),
+            "error" => Frame::Error {
+                error: body(
+                    map.remove("error")
+                        .ok_or_else(|| D::Error::custom("missing `error`"))?,
+                )?,
+            },
+            _ => Frame::Unknown(map),
         })
     }
 }
