@@ -1,5 +1,5 @@
-//! DPAS host browser loop: a pure-Rust core tested natively, and (next) a thin
-//! wasm-bindgen layer that wraps JS functions into the core's traits. See issue #6.
+//! DPAS host browser loop: a pure-Rust core tested natively, and a thin wasm-bindgen layer
+//! ([`web`], wasm32 only) that wraps JS functions into the core's traits. See issue #6.
 //!
 //! The core:
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
@@ -28,6 +28,8 @@ pub mod schema;
 pub mod settle;
 pub mod turn;
 mod vec_map;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -1,0 +1,177 @@
+//! The core's traits over the browser: `performance.now()`, `MessageChannel` task yields,
+//! `fetch` with credentials and a streamed body, and `AbortSignal`.
+
+use crate::settle::{Clock, TaskYield};
+use crate::turn::{AbortSignal, StepResponse, Transport, TransportFailure};
+use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    MessageChannel, ReadableStreamDefaultReader, Request, RequestCredentials, RequestInit, Response,
+};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+
+    /// The global `fetch`, in a window or a worker alike.
+    #[wasm_bindgen(js_name = fetch)]
+    fn global_fetch(request: &Request) -> Promise;
+
+    #[wasm_bindgen(js_namespace = Math, js_name = random)]
+    fn math_random() -> f64;
+}
+
+/// 64 random bits for id seeds.
+pub(crate) fn random_seed() -> u64 {
+    let high = (math_random() * 4_294_967_296.0) as u64;
+    let low = (math_random() * 4_294_967_296.0) as u64;
+    (high << 32) | low
+}
+
+/// `performance.now()`.
+pub(crate) struct PerformanceClock;
+
+impl Clock for PerformanceClock {
+    fn now_ms(&self) -> f64 {
+        performance_now()
+    }
+}
+
+/// One macrotask through a `MessageChannel` round trip: unlike `setTimeout(0)` it is not
+/// clamped to 4 ms when nested, and it still lets rendering and other tasks run.
+pub(crate) struct ChannelYield;
+
+pub(crate) fn yield_task() -> Promise {
+    Promise::new(&mut |resolve, _reject| {
+        let Ok(channel) = MessageChannel::new() else {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+            return;
+        };
+        let port = channel.port1();
+        let done = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        });
+        port.set_onmessage(Some(done.unchecked_ref()));
+        if channel.port2().post_message(&JsValue::NULL).is_err() {
+            port.set_onmessage(None);
+        }
+    })
+}
+
+impl TaskYield for ChannelYield {
+    fn yield_task(&self) -> LocalBoxFuture<'static, ()> {
+        let promise = yield_task();
+        async move {
+            let _ = JsFuture::from(promise).await;
+        }
+        .boxed_local()
+    }
+}
+
+/// The caller's `AbortSignal`, if any.
+pub(crate) struct Signal(pub(crate) Option<web_sys::AbortSignal>);
+
+impl AbortSignal for Signal {
+    fn aborted(&self) -> bool {
+        self.0.as_ref().is_some_and(web_sys::AbortSignal::aborted)
+    }
+}
+
+/// POSTs JSON to the chat endpoint with the session cookie, and streams the body.
+pub(crate) struct FetchTransport {
+    pub(crate) endpoint: String,
+    pub(crate) signal: Option<web_sys::AbortSignal>,
+}
+
+async fn next_chunk(
+    reader: ReadableStreamDefaultReader,
+) -> Option<(
+    Result<Vec<u8>, TransportFailure>,
+    ReadableStreamDefaultReader,
+)> {
+    let read = match JsFuture::from(reader.read()).await {
+        Ok(read) => read,
+        // A failed read (an abort, a dropped connection) ends the stream with a failure.
+        Err(_) => return Some((Err(TransportFailure), reader)),
+    };
+    if super::convert::get(&read, "done").as_bool() == Some(true) {
+        return None;
+    }
+    let chunk = super::convert::get(&read, "value");
+    let bytes = chunk
+        .dyn_into::<Uint8Array>()
+        .map(|array| array.to_vec())
+        .map_err(|_| TransportFailure);
+    Some((bytes, reader))
+}
+
+async fn post(
+    endpoint: String,
+    signal: Option<web_sys::AbortSignal>,
+    body: Vec<u8>,
+) -> Result<StepResponse, TransportFailure> {
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_credentials(RequestCredentials::Include);
+    let headers = web_sys::Headers::new().map_err(|_| TransportFailure)?;
+    headers
+        .set("content-type", "application/json")
+        .map_err(|_| TransportFailure)?;
+    init.set_headers(&headers);
+    let text = String::from_utf8(body).map_err(|_| TransportFailure)?;
+    init.set_body(&JsValue::from_str(&text));
+    if let Some(signal) = &signal {
+        init.set_signal(Some(signal));
+    }
+    let request = Request::new_with_str_and_init(&endpoint, &init).map_err(|_| TransportFailure)?;
+    let response: Response = JsFuture::from(global_fetch(&request))
+        .await
+        .map_err(|_| TransportFailure)?
+        .dyn_into()
+        .map_err(|_| TransportFailure)?;
+    let status = response.status();
+    let body = match response.body() {
+        Some(stream) => {
+            let reader: ReadableStreamDefaultReader = stream
+                .get_reader()
+                .dyn_into()
+                .map_err(|_| TransportFailure)?;
+            let chunks = futures_util::stream::unfold(reader, next_chunk);
+            Some(futures_util::StreamExt::boxed_local(chunks))
+        }
+        None => None,
+    };
+    Ok(StepResponse { status, body })
+}
+
+impl Transport for FetchTransport {
+    fn post(
+        &self,
+        body: Vec<u8>,
+    ) -> LocalBoxFuture<'static, Result<StepResponse, TransportFailure>> {
+        post(self.endpoint.clone(), self.signal.clone(), body).boxed_local()
+    }
+}
+
+/// GETs JSON with the session cookie; `Err` carries the status (0 when unreachable).
+pub(crate) async fn get_json(url: &str) -> Result<JsValue, u16> {
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_credentials(RequestCredentials::Include);
+    let request = Request::new_with_str_and_init(url, &init).map_err(|_| 0u16)?;
+    let response: Response = JsFuture::from(global_fetch(&request))
+        .await
+        .map_err(|_| 0u16)?
+        .dyn_into()
+        .map_err(|_| 0u16)?;
+    if !response.ok() {
+        return Err(response.status());
+    }
+    let json = response.json().map_err(|_| response.status())?;
+    JsFuture::from(json).await.map_err(|_| response.status())
+}

@@ -1,0 +1,461 @@
+//! `Surface` and `RegistrationHandle` for JS: component definitions read from JS objects, JS
+//! functions wrapped into the core's handlers, predicates and bindings.
+
+use super::convert::{
+    from_js, get, object, opt_bool, opt_function, opt_json, opt_string, string, thrown_message,
+    to_js, type_error,
+};
+use super::platform::{random_seed, PerformanceClock};
+use crate::capability::{
+    ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
+    HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
+};
+use crate::envelope::{ErrorCode, Retry, SurfaceError};
+use crate::registry::{self, ComponentHandle, SurfaceEvent, SurfaceOptions};
+use js_sys::{Array, Function};
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+thread_local! {
+    /// Live surfaces by id: how `runTurn({surface})` finds the registry behind a JS object.
+    static SURFACES: RefCell<Vec<(u32, registry::Surface)>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u32> = const { Cell::new(1) };
+}
+
+/// The registry behind a JS `Surface` object.
+pub(crate) fn core_surface(value: &JsValue) -> Result<registry::Surface, JsValue> {
+    let id = get(value, "__surfaceId").as_f64().map(|id| id as u32);
+    id.and_then(|id| {
+        SURFACES.with(|s| {
+            s.borrow()
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, s)| s.clone())
+        })
+    })
+    .ok_or_else(|| type_error("options.surface must be a live Surface"))
+}
+
+/// Calls a JS function and awaits its result when it is a thenable.
+async fn call_async(f: &Function, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let array: Array = args.iter().collect();
+    let value = f.apply(&JsValue::UNDEFINED, &array)?;
+    let then = get(&value, "then");
+    if then.is_function() {
+        JsFuture::from(js_sys::Promise::resolve(&value)).await
+    } else {
+        Ok(value)
+    }
+}
+
+/// A thrown value: a typed refusal when it carries a known `code` (e.g. an app's
+/// `CapabilityError`), otherwise a plain throw (`EXECUTION_FAILED`, cause kept local).
+fn handler_error(thrown: &JsValue) -> HandlerError {
+    let code = get(thrown, "code")
+        .as_string()
+        .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok());
+    match code {
+        Some(code) => {
+            let retry = get(thrown, "retry")
+                .as_string()
+                .and_then(|r| serde_json::from_value::<Retry>(Value::String(r)).ok())
+                .unwrap_or(Retry::No);
+            let mut error = SurfaceError::new(code, retry, thrown_message(thrown));
+            if let Ok(Some(details)) = opt_json(thrown, "details") {
+                error = error.with_details(details);
+            }
+            HandlerError::Failed(error)
+        }
+        None => HandlerError::Threw(thrown_message(thrown)),
+    }
+}
+
+fn output(value: JsValue) -> HandlerResult {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    from_js(value)
+        .map(Some)
+        .map_err(|_| HandlerError::Threw("the handler's output is not JSON".into()))
+}
+
+/// `read()` / `execute(input)`.
+fn capability_handler(f: Function, with_input: bool) -> Handler {
+    let f = Rc::new(f);
+    Handler::new(move |input: Value, _ctx: InvocationContext| {
+        let f = f.clone();
+        async move {
+            let args = if with_input {
+                vec![to_js(&input)]
+            } else {
+                Vec::new()
+            };
+            match call_async(&f, &args).await {
+                Ok(value) => output(value),
+                Err(thrown) => Err(handler_error(&thrown)),
+            }
+        }
+    })
+}
+
+/// `executeProcedure(path, input, {invocationId, confirmation})`.
+fn executor_handler(f: Function) -> Handler {
+    let f = Rc::new(f);
+    Handler::new(move |input: Value, ctx: InvocationContext| {
+        let f = f.clone();
+        async move {
+            let path = ctx
+                .capability_id
+                .strip_prefix("domain:")
+                .unwrap_or(&ctx.capability_id)
+                .to_owned();
+            let mut context = vec![("invocationId", JsValue::from_str(&ctx.invocation_id))];
+            if ctx.confirmed {
+                context.push(("confirmation", JsValue::from_str("confirmed")));
+            }
+            let args = [JsValue::from_str(&path), to_js(&input), object(&context)];
+            match call_async(&f, &args).await {
+                Ok(value) => output(value),
+                Err(thrown) => Err(handler_error(&thrown)),
+            }
+        }
+    })
+}
+
+fn confirmation(def: &JsValue, what: &str) -> Result<Confirmation, JsValue> {
+    match opt_string(def, "confirmation", what)?.as_deref() {
+        None | Some("never") => Ok(Confirmation::Never),
+        Some("optional") => Ok(Confirmation::Optional),
+        Some("required") => Ok(Confirmation::Required),
+        Some(_) => Err(type_error(
+            &[what, ".confirmation must be never, optional or required"].concat(),
+        )),
+    }
+}
+
+/// `{enabled?, when?, unavailableReason?}`; `enabled: false` is a `when` that is always false.
+fn availability(def: &JsValue, what: &str) -> Result<Availability, JsValue> {
+    let gates = get(def, "availability");
+    if gates.is_undefined() || gates.is_null() {
+        return Ok(Availability::default());
+    }
+    let what = [what, ".availability"].concat();
+    let enabled = opt_bool(&gates, "enabled").unwrap_or(true);
+    let when = opt_function(&gates, "when", &what)?;
+    let mut out = Availability::default();
+    if !enabled || when.is_some() {
+        out.when = Some(Rc::new(move || match (&when, enabled) {
+            (_, false) => Ok(false),
+            (Some(f), true) => f
+                .call0(&JsValue::UNDEFINED)
+                .map(|v| v.is_truthy())
+                .map_err(|e| thrown_message(&e)),
+            (None, true) => Ok(true),
+        }));
+    }
+    let reason = get(&gates, "unavailableReason");
+    if let Some(text) = reason.as_string() {
+        out.unavailable_reason = Some(Rc::new(move || text.clone()));
+    } else if let Ok(f) = reason.dyn_into::<Function>() {
+        out.unavailable_reason = Some(Rc::new(move || {
+            f.call0(&JsValue::UNDEFINED)
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default()
+        }));
+    }
+    Ok(out)
+}
+
+fn required_json(def: &JsValue, key: &str, what: &str) -> Result<Value, JsValue> {
+    opt_json(def, key)?.ok_or_else(|| type_error(&[what, ".", key, " is required"].concat()))
+}
+
+fn required_function(def: &JsValue, key: &str, what: &str) -> Result<Function, JsValue> {
+    opt_function(def, key, what)?
+        .ok_or_else(|| type_error(&[what, ".", key, " must be a function"].concat()))
+}
+
+fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
+    let what = "ObservationDef";
+    Ok(ObservationDef {
+        name: string(def, "name", what)?,
+        description: string(def, "description", what)?,
+        output_schema: required_json(def, "outputSchema", what)?,
+        read: capability_handler(required_function(def, "read", what)?, false),
+        availability: availability(def, what)?,
+    })
+}
+
+fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
+    let what = "ActionDef";
+    let effect = match string(def, "effect", what)?.as_str() {
+        "local-state" => Effect::LocalState,
+        "navigation" => Effect::Navigation,
+        _ => {
+            return Err(type_error(
+                "ActionDef.effect must be local-state or navigation",
+            ))
+        }
+    };
+    Ok(ActionDef {
+        name: string(def, "name", what)?,
+        description: string(def, "description", what)?,
+        input_schema: required_json(def, "inputSchema", what)?,
+        output_schema: opt_json(def, "outputSchema")?,
+        effect,
+        confirmation: confirmation(def, what)?,
+        idempotent: opt_bool(def, "idempotent").unwrap_or(false),
+        execute: capability_handler(required_function(def, "execute", what)?, true),
+        availability: availability(def, what)?,
+    })
+}
+
+/// Domain effects: API.md's short names and agent-surface's names both work.
+fn domain_effect(name: &str) -> Option<Effect> {
+    Some(match name {
+        "read" | "server-query" => Effect::ServerQuery,
+        "server-mutation" => Effect::ServerMutation,
+        "external" | "external-side-effect" => Effect::ExternalSideEffect,
+        "destructive" => Effect::Destructive,
+        _ => return None,
+    })
+}
+
+fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
+    let what = "ProcedureDef";
+    let effect = domain_effect(&string(def, "effect", what)?).ok_or_else(|| {
+        type_error("ProcedureDef.effect must be read, server-mutation, destructive or external")
+    })?;
+    let mut out = ProcedureDef::new(
+        string(def, "path", what)?,
+        string(def, "description", what)?,
+        effect,
+        required_json(def, "inputSchema", what)?,
+    );
+    out.output_schema = opt_json(def, "outputSchema")?;
+    out.confirmation = confirmation(def, what)?;
+    out.availability = availability(def, what)?;
+    if let Some(bind) = opt_function(def, "bind", what)? {
+        out.bind = Some(Rc::new(move || {
+            let value = bind
+                .call0(&JsValue::UNDEFINED)
+                .map_err(|e| thrown_message(&e))?;
+            match from_js(value) {
+                Ok(Value::Object(map)) => Ok(map),
+                _ => Err("bind() must return an object".into()),
+            }
+        }));
+    }
+    if let Some(describe) = opt_function(def, "describe", what)? {
+        out.describe = Some(Rc::new(move || {
+            describe
+                .call0(&JsValue::UNDEFINED)
+                .ok()
+                .and_then(|v| v.as_string())
+        }));
+    }
+    let fields = get(def, "overridableFields");
+    if Array::is_array(&fields) {
+        out.overridable_fields = Array::from(&fields)
+            .iter()
+            .filter_map(|f| f.as_string())
+            .collect();
+    }
+    Ok(out)
+}
+
+fn list<T>(
+    def: &JsValue,
+    key: &str,
+    read: impl Fn(&JsValue) -> Result<T, JsValue>,
+) -> Result<Vec<T>, JsValue> {
+    let items = get(def, key);
+    if items.is_undefined() || items.is_null() {
+        return Ok(Vec::new());
+    }
+    if !Array::is_array(&items) {
+        return Err(type_error(
+            &["ComponentDef.", key, " must be an array"].concat(),
+        ));
+    }
+    Array::from(&items).iter().map(|item| read(&item)).collect()
+}
+
+/// A `ComponentDef` read from JS.
+pub(crate) fn component(def: &JsValue) -> Result<ComponentDef, JsValue> {
+    let what = "ComponentDef";
+    let mut out = ComponentDef::new(
+        string(def, "type", what)?,
+        string(def, "description", what)?,
+    );
+    out.instance_id = opt_string(def, "instanceId", what)?;
+    out.priority = get(def, "priority").as_f64().map_or(0, |p| p as i32);
+    out.enabled = opt_bool(def, "enabled").unwrap_or(true);
+    out.observations = list(def, "observations", observation)?;
+    out.actions = list(def, "actions", action)?;
+    out.procedures = list(def, "procedures", procedure)?;
+    Ok(out)
+}
+
+fn definition_error(error: registry::DefinitionError) -> JsValue {
+    let js = js_sys::Error::new(&error.message);
+    let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code.as_str().into());
+    js.into()
+}
+
+/// The agent surface registry of this page.
+#[wasm_bindgen(js_name = Surface)]
+pub struct JsSurface {
+    id: u32,
+    inner: registry::Surface,
+}
+
+/// Returned by `Surface.register`.
+#[wasm_bindgen]
+pub struct RegistrationHandle {
+    handle: ComponentHandle,
+}
+
+#[wasm_bindgen]
+impl RegistrationHandle {
+    /// Replaces the definition (same type/instance keeps the registration).
+    pub fn update(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ComponentDef")] def: JsValue,
+    ) -> Result<(), JsValue> {
+        self.handle
+            .replace(component(&def)?)
+            .map(drop)
+            .map_err(definition_error)
+    }
+
+    pub fn unregister(&self) {
+        self.handle.unregister();
+    }
+}
+
+fn event_to_js(event: &SurfaceEvent, current_version: impl Fn() -> String) -> Option<JsValue> {
+    let version = |v: &str| JsValue::from_f64(v.parse::<f64>().unwrap_or(0.0));
+    Some(match event {
+        SurfaceEvent::SurfaceChanged { surface_version } => object(&[
+            ("type", "surface-changed".into()),
+            ("surfaceVersion", version(surface_version)),
+        ]),
+        SurfaceEvent::AvailabilityChanged { capability_ids } => object(&[
+            ("type", "availability-changed".into()),
+            ("surfaceVersion", version(&current_version())),
+            (
+                "capabilityIds",
+                capability_ids
+                    .iter()
+                    .map(|s| JsValue::from_str(s))
+                    .collect::<Array>()
+                    .into(),
+            ),
+        ]),
+        SurfaceEvent::InvocationSettled {
+            invocation_id,
+            capability_id,
+            ok,
+            ..
+        } => object(&[
+            ("type", "invocation-settled".into()),
+            ("capabilityId", capability_id.as_str().into()),
+            ("invocationId", invocation_id.as_str().into()),
+            ("ok", (*ok).into()),
+        ]),
+        _ => return None,
+    })
+}
+
+#[wasm_bindgen(js_class = Surface)]
+impl JsSurface {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "SurfaceInit")] options: Option<JsValue>,
+    ) -> Result<JsSurface, JsValue> {
+        let inner = registry::Surface::new(SurfaceOptions {
+            clock: Rc::new(PerformanceClock),
+            seed: random_seed(),
+        });
+        if let Some(options) = options {
+            if let Some(executor) = opt_function(&options, "executeProcedure", "options")? {
+                inner.set_procedure_executor(executor_handler(executor));
+            }
+        }
+        let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
+        SURFACES.with(|s| s.borrow_mut().push((id, inner.clone())));
+        Ok(JsSurface { id, inner })
+    }
+
+    /// Registers a mounted component.
+    pub fn register(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ComponentDef")] def: JsValue,
+    ) -> Result<RegistrationHandle, JsValue> {
+        let handle = self
+            .inner
+            .register(component(&def)?)
+            .map_err(definition_error)?;
+        if handle.registration_id().is_none() {
+            return Err(js_sys::Error::new(
+                "a component of this type and instance is already registered",
+            )
+            .into());
+        }
+        Ok(RegistrationHandle { handle })
+    }
+
+    #[wasm_bindgen(getter = surfaceVersion)]
+    pub fn surface_version(&self) -> f64 {
+        self.inner.version().parse().unwrap_or(0.0)
+    }
+
+    /// Internal: how `runTurn` finds this registry.
+    #[wasm_bindgen(getter = __surfaceId, skip_typescript)]
+    pub fn surface_id(&self) -> u32 {
+        self.id
+    }
+
+    /// Listens to surface events; returns the unsubscribe function.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: SurfaceEvent) => void")] listener: Function,
+    ) -> JsValue {
+        let weak = Rc::downgrade(&self.inner.inner);
+        let id = self.inner.subscribe(move |event| {
+            let current_version = || {
+                weak.upgrade()
+                    .map(|inner| registry::Surface { inner }.version())
+                    .unwrap_or_default()
+            };
+            if let Some(event) = event_to_js(event, current_version) {
+                let _ = listener.call1(&JsValue::UNDEFINED, &event);
+            }
+        });
+        let surface = self.inner.clone();
+        Closure::<dyn FnMut()>::new(move || {
+            surface.unsubscribe(id);
+        })
+        .into_js_value()
+    }
+
+    /// Call when app state that `when`/`describe` read has changed (drives settle-wait).
+    #[wasm_bindgen(js_name = notifyAvailabilityChanged)]
+    pub fn notify_availability_changed(&self) {
+        self.inner.recheck_availability();
+    }
+}
+
+impl Drop for JsSurface {
+    fn drop(&mut self) {
+        let id = self.id;
+        SURFACES.with(|s| s.borrow_mut().retain(|(i, _)| *i != id));
+    }
+}

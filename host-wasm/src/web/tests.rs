@@ -1,0 +1,439 @@
+//! The JS boundary in headless Chromium (wasm-bindgen-test): registration from JS objects with
+//! JS handlers, real streaming `fetch` against `tests/browser/stub-server.mjs` (its URL comes
+//! in at build time as `HOST_WASM_STUB_URL`), `MessageChannel` yields, aborts, confirmation,
+//! and the `Conversation` store. `scripts/test.sh` starts the stub and runs these.
+
+use super::convert::{from_js, get};
+use super::platform::yield_task;
+use super::{run_turn_export, Conversation, JsSurface};
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const STUB_URL: Option<&str> = option_env!("HOST_WASM_STUB_URL");
+
+fn stub() -> &'static str {
+    match STUB_URL {
+        Some(url) => url,
+        None => panic!("HOST_WASM_STUB_URL is unset: run these tests through scripts/test.sh"),
+    }
+}
+
+/// Evaluates a JS function body with `args` bound to `$0`, `$1`, ….
+fn js(body: &str, args: &[JsValue]) -> JsValue {
+    let params: Vec<String> = (0..args.len()).map(|i| format!("${i}")).collect();
+    let f = Function::new_with_args(&params.join(","), body);
+    let args: Array = args.iter().collect();
+    f.apply(&JsValue::UNDEFINED, &args)
+        .expect("the JS snippet runs")
+}
+
+/// A JS function that pushes its first argument (or `1`) onto `log`.
+fn pusher(log: &Array) -> Function {
+    js(
+        "const log = $0; return (x) => log.push(x === undefined ? 1 : x);",
+        &[log.into()],
+    )
+    .unchecked_into()
+}
+
+/// Counts `setTimeout` calls into `calls` until the returned function restores it.
+fn count_set_timeout(calls: &Array) -> Function {
+    js(
+        "const calls = $0, original = globalThis.setTimeout; \
+         globalThis.setTimeout = (...args) => { calls.push('setTimeout'); return original(...args); }; \
+         return () => { globalThis.setTimeout = original; };",
+        &[calls.into()],
+    )
+    .unchecked_into()
+}
+
+/// A stub key of its own for each run (the stub remembers requests by key).
+fn unique(name: &str) -> String {
+    format!("{name}-{}", js_sys::Math::random().to_bits())
+}
+
+async fn await_js(value: JsValue) -> JsValue {
+    JsFuture::from(value.dyn_into::<Promise>().expect("a promise"))
+        .await
+        .expect("resolves")
+}
+
+fn json_of(value: &JsValue) -> Value {
+    from_js(value.clone()).expect("JSON")
+}
+
+/// The widget every turn test registers: a sync action, an async observation, a plain throw,
+/// a typed refusal, and an action that requires confirmation. `$0` is a log array.
+const WIDGET: &str = r#"
+  const log = $0;
+  return {
+    type: "test.widget",
+    description: "A test widget.",
+    observations: [{
+      name: "readState", description: "Rows.",
+      outputSchema: { type: "object" },
+      read: async () => { await null; log.push("read"); return { rows: [{ id: 21 }], total: 1 }; },
+    }],
+    actions: [
+      { name: "setFilters", description: "Narrow.", effect: "local-state",
+        inputSchema: { type: "object", properties: { due: { type: "string" } }, additionalProperties: false },
+        execute: (input) => { log.push("set:" + input.due); if ($1) $1(); } },
+      { name: "fail", description: "Throws.", effect: "local-state",
+        inputSchema: { type: "object", properties: {} },
+        execute: () => { throw new Error("secret cause"); } },
+      { name: "refuse", description: "Refuses.", effect: "local-state",
+        inputSchema: { type: "object", properties: {} },
+        execute: async () => { const e = new Error("Nothing selected."); e.code = "PRECONDITION_FAILED"; e.retry = "with-changes"; throw e; } },
+      { name: "wipe", description: "Wipes.", effect: "local-state", confirmation: "required",
+        inputSchema: { type: "object", properties: {} },
+        execute: () => { log.push("wiped"); return { wiped: true }; } },
+    ],
+  };
+"#;
+
+fn surface_with_widget(log: &Array, on_set: JsValue) -> JsValue {
+    let surface = JsSurface::new(None).expect("a surface");
+    surface
+        .register(js(WIDGET, &[log.into(), on_set]))
+        .expect("registers");
+    surface.into()
+}
+
+fn options(surface: &JsValue, scenario: &str, key: &str, extra: &str) -> JsValue {
+    js(
+        &format!(
+            "return Object.assign({{ endpoint: $1, surface: $0, conversationId: 'cnv_test', \
+             messages: [{{ role: 'user', content: 'hi' }}], pathname: '/test' }}, {extra});"
+        ),
+        &[
+            surface.clone(),
+            JsValue::from_str(&format!("{}/chat/{scenario}/{key}", stub())),
+        ],
+    )
+}
+
+async fn run(options: JsValue) -> Value {
+    json_of(
+        &JsFuture::from(run_turn_export(options))
+            .await
+            .expect("runTurn resolves"),
+    )
+}
+
+fn tool_values(result: &Value) -> Vec<(String, Value)> {
+    result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .flat_map(|m| m["content"].as_array().unwrap().clone())
+        .map(|p| {
+            (
+                p["toolCallId"].as_str().unwrap().to_owned(),
+                p["output"]["value"].clone(),
+            )
+        })
+        .collect()
+}
+
+async fn requests(key: &str) -> Value {
+    let url = JsValue::from_str(&format!("{}/requests/{key}", stub()));
+    json_of(&await_js(js("return fetch($0).then(r => r.json());", &[url])).await)
+}
+
+#[wasm_bindgen_test]
+fn registration_from_js_versions_events_and_errors() {
+    let surface = JsSurface::new(None).unwrap();
+    let events = Array::new();
+    let unsubscribe = surface.subscribe(pusher(&events));
+    let log = Array::new();
+    let handle = surface
+        .register(js(WIDGET, &[log.into(), JsValue::NULL]))
+        .unwrap();
+    assert_eq!(surface.surface_version(), 1.0);
+    assert_eq!(
+        json_of(&events.get(0)),
+        json!({"type": "surface-changed", "surfaceVersion": 1})
+    );
+    // The same definition again keeps the registration and the version.
+    handle
+        .update(js(WIDGET, &[Array::new().into(), JsValue::NULL]))
+        .unwrap();
+    assert_eq!(surface.surface_version(), 1.0);
+    // A duplicate instance and a bad id are refused with an error.
+    let duplicate = surface.register(js(WIDGET, &[Array::new().into(), JsValue::NULL]));
+    assert!(duplicate.is_err());
+    let bad = surface
+        .register(js("return { type: 'Not An Id', description: 'x' };", &[]))
+        .err()
+        .expect("refused");
+    assert_eq!(get(&bad, "code").as_string().as_deref(), Some("INVALID_ID"));
+    let missing = surface
+        .register(js(
+            "return { type: 'a.b', description: 'x', actions: [{ name: 'go' }] };",
+            &[],
+        ))
+        .err()
+        .expect("refused");
+    assert!(missing.is_instance_of::<js_sys::TypeError>());
+    handle.unregister();
+    assert_eq!(surface.surface_version(), 2.0);
+    assert_eq!(events.length(), 2);
+    unsubscribe
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .unwrap();
+    surface
+        .register(js(WIDGET, &[Array::new().into(), JsValue::NULL]))
+        .unwrap();
+    assert_eq!(events.length(), 2, "no events after unsubscribe");
+}
+
+#[wasm_bindgen_test]
+async fn message_channel_yields_are_macrotasks_without_timers() {
+    let calls = Array::new();
+    let restore = count_set_timeout(&calls);
+    let flag = js("const f = { microtask: false }; Promise.resolve().then(() => { f.microtask = true; }); return f;", &[]);
+    JsFuture::from(yield_task()).await.unwrap();
+    let ran_first = get(&flag, "microtask").as_bool();
+    for _ in 0..3 {
+        JsFuture::from(yield_task()).await.unwrap();
+    }
+    restore.call0(&JsValue::NULL).unwrap();
+    assert_eq!(
+        ran_first,
+        Some(true),
+        "a yield lets queued microtasks run first"
+    );
+    assert_eq!(calls.length(), 0, "no setTimeout involved");
+}
+
+#[wasm_bindgen_test]
+async fn handlers_sync_async_throwing_and_refusing_over_a_real_fetch() {
+    let login = JsValue::from_str(&format!("{}/login", stub()));
+    await_js(js(
+        "return fetch($0, { credentials: 'include' });",
+        &[login],
+    ))
+    .await;
+    let log = Array::new();
+    let surface = surface_with_widget(&log, JsValue::NULL);
+    let events = Array::new();
+    let calls = Array::new();
+    // The whole turn, settle-waits included, runs with setTimeout counted.
+    let restore = count_set_timeout(&calls);
+    let key = unique("handlers");
+    let opts = options(&surface, "tools", &key, "{}");
+    Reflect::set(&opts, &"onEvent".into(), &pusher(&events)).unwrap();
+    let result = run(opts).await;
+    restore.call0(&JsValue::NULL).unwrap();
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(
+        calls.length(),
+        0,
+        "settle-waits yield through MessageChannel"
+    );
+    let values = tool_values(&result);
+    assert_eq!(values[0], ("c1".into(), json!({"done": true})));
+    assert_eq!(
+        values[1],
+        ("c2".into(), json!({"rows": [{"id": 21}], "total": 1}))
+    );
+    assert_eq!(values[2].1["error"]["code"], "EXECUTION_FAILED");
+    assert!(
+        !values[2].1.to_string().contains("secret cause"),
+        "the cause stays local"
+    );
+    assert_eq!(
+        values[3].1["error"],
+        json!({"code": "PRECONDITION_FAILED", "message": "Nothing selected.", "retry": "with-changes"})
+    );
+    assert_eq!(json_of(&log.into()), json!(["set:overdue", "read"]));
+    assert_eq!(result["usage"]["totalTokens"], 30);
+    let last = result["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "assistant");
+    // What the browser posted: the widget's descriptors, credentials, the results.
+    let seen = requests(&key).await;
+    assert_eq!(seen[0]["cookie"], "dpas_test_session=s1");
+    let tools = seen[0]["body"]["catalog"]["frontendTools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["wireName"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"view_test__widget__setFilters"),
+        "{names:?}"
+    );
+    let set = tools
+        .iter()
+        .find(|t| t["wireName"] == "view_test__widget__setFilters")
+        .unwrap();
+    assert_eq!(set["description"], "[view · local-state] Narrow.");
+    assert_eq!(seen[1]["body"]["stepIndex"], 1);
+    // Loop events, in order.
+    let kinds: Vec<String> = json_of(&events.into())
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds[0], "step-start");
+    assert!(kinds.contains(&"message-boundary".to_owned()));
+    assert_eq!(kinds.iter().filter(|k| *k == "tool-result").count(), 4);
+}
+
+#[wasm_bindgen_test]
+async fn the_body_is_read_as_a_stream() {
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let key = unique("stream");
+    let seen = Array::new();
+    // The stub holds the body open after its first frames until it is released; the release
+    // is sent from onFrame, so the turn can only finish if frames arrive before the body ends.
+    let on_frame = js(
+        "const seen = $0, release = $1; return (frame) => { seen.push(frame.type); \
+         if (frame.type === 'text-delta') fetch(release, { method: 'POST' }); };",
+        &[
+            seen.clone().into(),
+            JsValue::from_str(&format!("{}/release/{key}", stub())),
+        ],
+    );
+    let opts = options(&surface, "hold", &key, "{}");
+    Reflect::set(&opts, &"onFrame".into(), &on_frame).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(
+        json_of(&seen.into()),
+        json!(["step-start", "text-delta", "step-finish"])
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_mid_stream_cancels_the_turn() {
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let controller = web_sys::AbortController::new().unwrap();
+    let opts = options(&surface, "hang", "abort", "{}");
+    Reflect::set(&opts, &"signal".into(), &controller.signal()).unwrap();
+    let on_frame = js(
+        "const c = $0; return (frame) => { if (frame.type === 'text-delta') c.abort(); };",
+        &[controller.into()],
+    );
+    Reflect::set(&opts, &"onFrame".into(), &on_frame).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "cancelled");
+    assert_eq!(
+        result["messages"],
+        json!([{"role": "user", "content": "hi"}])
+    );
+    assert!(result.get("error").is_none());
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_between_browser_calls_answers_the_rest_as_not_executed() {
+    let controller = web_sys::AbortController::new().unwrap();
+    let abort = js(
+        "const c = $0; return () => c.abort();",
+        &[controller.clone().into()],
+    );
+    let log = Array::new();
+    let surface = surface_with_widget(&log, abort);
+    let key = unique("j7");
+    let opts = options(&surface, "tools", &key, "{}");
+    Reflect::set(&opts, &"signal".into(), &controller.signal()).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "cancelled");
+    let values = tool_values(&result);
+    assert_eq!(values.len(), 4, "every call is answered");
+    assert_eq!(values[0], ("c1".into(), json!({"done": true})));
+    for (id, value) in &values[1..] {
+        assert_eq!(value["error"]["code"], "TOOL_NOT_EXECUTED", "{id}");
+    }
+    assert_eq!(json_of(&log.into()), json!(["set:overdue"]));
+    assert_eq!(
+        requests(&key).await.as_array().unwrap().len(),
+        1,
+        "no second step"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn confirmation_asks_the_app_and_a_denial_is_a_typed_result() {
+    for (answer, key) in [(false, "deny"), (true, "allow")] {
+        let log = Array::new();
+        let surface = surface_with_widget(&log, JsValue::NULL);
+        let asked = Array::new();
+        let confirm = js(
+            "const asked = $0, answer = $1; return async (request) => { asked.push(request); return answer; };",
+            &[asked.clone().into(), answer.into()],
+        );
+        let opts = options(&surface, "confirm", key, "{}");
+        Reflect::set(&opts, &"confirm".into(), &confirm).unwrap();
+        let result = run(opts).await;
+        assert_eq!(result["status"], "completed");
+        let request = json_of(&asked.get(0));
+        assert_eq!(request["canonicalId"], "view:test.widget.wipe");
+        assert_eq!(request["toolCallId"], "c1");
+        assert_eq!(request["description"], request["summary"]);
+        let value = &tool_values(&result)[0].1;
+        if answer {
+            assert_eq!(value, &json!({"wiped": true}));
+            assert_eq!(json_of(&log.into()), json!(["wiped"]));
+        } else {
+            assert_eq!(value["error"]["code"], "CONFIRMATION_INVALID");
+            assert_eq!(json_of(&log.into()), json!([]));
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_conversation_store_streams_into_a_stable_snapshot() {
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let conversation = Conversation::new(js(
+        "return { endpoint: $1, surface: $0, getPathname: () => '/test' };",
+        &[
+            surface,
+            JsValue::from_str(&format!("{}/chat/text/conv", stub())),
+        ],
+    ))
+    .unwrap();
+    let notified = Array::new();
+    let _unsubscribe = conversation.subscribe(pusher(&notified));
+    let before = conversation.get_state();
+    assert!(
+        Object::is(&before, &conversation.get_state()),
+        "same object until a change"
+    );
+    let result = json_of(
+        &JsFuture::from(conversation.send("hi".into()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(result["status"], "completed");
+    let state = conversation.get_state();
+    assert!(!Object::is(&before, &state));
+    let state = json_of(&state);
+    assert_eq!(state["isRunning"], false);
+    assert_eq!(state["messages"][0]["role"], "user");
+    assert_eq!(state["messages"][0]["text"], "hi");
+    assert_eq!(state["messages"][1]["text"], "Hello, world");
+    assert_eq!(state["conversationUsage"]["totalTokens"], 15);
+    assert!(notified.length() >= 4, "text deltas notify as they stream");
+    let id = state["conversationId"].as_str().unwrap().to_owned();
+    conversation.reset();
+    let fresh = json_of(&conversation.get_state());
+    assert_ne!(fresh["conversationId"], id.as_str());
+    assert_eq!(fresh["messages"], json!([]));
+}

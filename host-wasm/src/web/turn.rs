@@ -1,0 +1,370 @@
+//! `runTurn(options)`: the options read from JS, the core loop over the browser's traits, and
+//! frames and loop events handed back to JS.
+
+use super::convert::{
+    from_js, get, object, opt_function, opt_string, string, to_js, type_error, typed_to_js,
+};
+use super::platform::{random_seed, ChannelYield, FetchTransport, PerformanceClock, Signal};
+use super::surface::core_surface;
+use crate::ids::IdRng;
+use crate::registry;
+use crate::settle::SettlePolicy;
+use crate::turn::{
+    run_turn, ConfirmRequest, TurnEnv, TurnEvent, TurnObserver, TurnOptions, TurnOutcome,
+    TurnStatus, TurnUi,
+};
+use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
+use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use js_sys::{Array, Function};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The scope token every non-empty route floor starts with (the app shell).
+const SHELL_SCOPE: &str = "app";
+
+/// A fresh id such as `trn_k3j9x0a1b2c4` (12 base-36 characters).
+pub(crate) fn mint_id(prefix: &str) -> String {
+    [prefix, &IdRng::new(random_seed()).base36(12)].concat()
+}
+
+pub(crate) fn catalog_mode(value: Option<&str>) -> Result<CatalogMode, JsValue> {
+    match value {
+        None | Some("direct") => Ok(CatalogMode::Direct),
+        Some("meta") => Ok(CatalogMode::Meta),
+        Some(_) => Err(type_error("catalogMode must be direct or meta")),
+    }
+}
+
+/// `{"/route": ["token", …]}` → the core's route-floor table.
+pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let Value::Object(map) = from_js(value.clone())? else {
+        return Err(type_error("routeScopes must be an object"));
+    };
+    let mut routes = Vec::new();
+    for (route, tokens) in map {
+        let tokens: Vec<String> = serde_json::from_value(tokens)
+            .map_err(|_| type_error("routeScopes values must be arrays of strings"))?;
+        routes.push((route, tokens));
+    }
+    Ok(Some(RouteFloors::new(SHELL_SCOPE, routes)))
+}
+
+pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>, JsValue> {
+    serde_json::from_value(from_js(value.clone())?)
+        .map_err(|_| type_error("messages must be model messages ({role, content})"))
+}
+
+/// The app's side of the turn: pathname, `until`, `confirm`.
+pub(crate) struct JsUi {
+    pub(crate) pathname: Option<Function>,
+    pub(crate) fallback_pathname: String,
+    pub(crate) until: Option<Function>,
+    pub(crate) confirm: Option<Function>,
+    pub(crate) signal: Option<web_sys::AbortSignal>,
+}
+
+fn location_pathname() -> Option<String> {
+    let location = get(&js_sys::global(), "location");
+    get(&location, "pathname").as_string()
+}
+
+pub(crate) fn confirm_request_to_js(request: &ConfirmRequest) -> JsValue {
+    object(&[
+        ("toolCallId", request.tool_call_id.as_str().into()),
+        ("wireName", request.wire_name.as_str().into()),
+        ("canonicalId", request.capability_id.as_str().into()),
+        ("description", request.summary.as_str().into()),
+        ("summary", request.summary.as_str().into()),
+        ("effect", request.effect.as_str().into()),
+        ("input", to_js(&request.input)),
+    ])
+}
+
+impl TurnUi for JsUi {
+    fn current_pathname(&self) -> String {
+        self.pathname
+            .as_ref()
+            .and_then(|f| f.call0(&JsValue::UNDEFINED).ok())
+            .and_then(|v| v.as_string())
+            .or_else(location_pathname)
+            .unwrap_or_else(|| self.fallback_pathname.clone())
+    }
+
+    fn has_until(&self) -> bool {
+        self.until.is_some()
+    }
+
+    fn until(&self) -> bool {
+        self.until
+            .as_ref()
+            .and_then(|f| f.call0(&JsValue::UNDEFINED).ok())
+            .is_some_and(|v| v.is_truthy())
+    }
+
+    /// No callback, a throw, a rejection or an abort while asking all count as denial.
+    fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool> {
+        let Some(confirm) = self.confirm.clone() else {
+            return std::future::ready(false).boxed_local();
+        };
+        let asked = confirm.call1(&JsValue::UNDEFINED, &confirm_request_to_js(request));
+        let signal = self.signal.clone();
+        async move {
+            let Ok(answer) = asked else { return false };
+            let answer = js_sys::Promise::resolve(&answer);
+            let answer = match signal {
+                Some(signal) => {
+                    let aborted = js_sys::Promise::new(&mut |resolve, _| {
+                        if signal.aborted() {
+                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
+                            return;
+                        }
+                        let on_abort = Closure::once_into_js(move || {
+                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
+                        });
+                        let _ = signal
+                            .add_event_listener_with_callback("abort", on_abort.unchecked_ref());
+                    });
+                    js_sys::Promise::race(&[answer, aborted].into_iter().collect::<Array>())
+                }
+                None => answer,
+            };
+            JsFuture::from(answer)
+                .await
+                .is_ok_and(|v| v.as_bool() == Some(true))
+        }
+        .boxed_local()
+    }
+}
+
+fn executor_name(executor: Executor) -> &'static str {
+    match executor {
+        Executor::Server => "server",
+        Executor::Browser => "browser",
+    }
+}
+
+/// A frame as the `TurnEvent` API.md names for it, if any.
+pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> {
+    Some(match frame {
+        Frame::TextDelta { text } => object(&[
+            ("type", "text-delta".into()),
+            ("text", text.as_str().into()),
+        ]),
+        Frame::ReasoningDelta { text } => object(&[
+            ("type", "reasoning-delta".into()),
+            ("text", text.as_str().into()),
+        ]),
+        Frame::Inspector(_) => object(&[("type", "inspector".into()), ("frame", frame_js.clone())]),
+        Frame::ToolCall(call) => object(&[
+            ("type", "tool-call".into()),
+            ("toolCallId", call.tool_call_id.as_str().into()),
+            ("wireName", call.wire_name.as_str().into()),
+            ("canonicalId", call.canonical_id.as_str().into()),
+            ("executor", executor_name(call.executor).into()),
+            ("input", to_js(&call.input)),
+        ]),
+        // Browser results are reported by the loop, with the value the model receives.
+        Frame::ToolResult(result)
+            if !result.wire_name.starts_with("view_")
+                && !result.wire_name.starts_with("surface_") =>
+        {
+            object(&[
+                ("type", "tool-result".into()),
+                ("toolCallId", result.tool_call_id.as_str().into()),
+                ("wireName", result.wire_name.as_str().into()),
+                ("canonicalId", result.canonical_id.as_str().into()),
+                ("executor", "server".into()),
+                ("ok", result.ok.into()),
+                ("result", to_js(&result.result)),
+            ])
+        }
+        _ => return None,
+    })
+}
+
+/// A loop event as the `TurnEvent` API.md names for it, if any.
+pub(crate) fn loop_event(event: &TurnEvent) -> Option<JsValue> {
+    Some(match event {
+        TurnEvent::StepStarted { step_index } => object(&[
+            ("type", "step-start".into()),
+            ("stepIndex", (*step_index as f64).into()),
+        ]),
+        TurnEvent::ToolCallStarted {
+            tool_call_id,
+            wire_name,
+            canonical_id,
+            input,
+        } => object(&[
+            ("type", "tool-call".into()),
+            ("toolCallId", tool_call_id.as_str().into()),
+            ("wireName", wire_name.as_str().into()),
+            ("canonicalId", canonical_id.as_str().into()),
+            ("executor", "browser".into()),
+            ("input", to_js(input)),
+        ]),
+        TurnEvent::ToolCallSettled {
+            tool_call_id,
+            wire_name,
+            canonical_id,
+            ok,
+            value,
+        } => object(&[
+            ("type", "tool-result".into()),
+            ("toolCallId", tool_call_id.as_str().into()),
+            ("wireName", wire_name.as_str().into()),
+            ("canonicalId", canonical_id.as_str().into()),
+            ("executor", "browser".into()),
+            ("ok", (*ok).into()),
+            ("result", to_js(value)),
+        ]),
+        TurnEvent::Usage(usage) => {
+            object(&[("type", "usage".into()), ("usage", typed_to_js(usage))])
+        }
+        TurnEvent::Reconcile { .. } => object(&[("type", "reconcile".into())]),
+        TurnEvent::AssistantBoundary => object(&[("type", "message-boundary".into())]),
+        TurnEvent::CatalogUndecodable { .. } | TurnEvent::Settled(_) => return None,
+    })
+}
+
+/// `onFrame` / `onEvent`.
+pub(crate) struct JsObserver {
+    pub(crate) on_frame: Option<Function>,
+    pub(crate) on_event: Option<Function>,
+}
+
+impl TurnObserver for JsObserver {
+    fn on_frame(&self, frame: &Frame) {
+        if self.on_frame.is_none() && self.on_event.is_none() {
+            return;
+        }
+        let frame_js = typed_to_js(frame);
+        if let Some(on_frame) = &self.on_frame {
+            let _ = on_frame.call1(&JsValue::UNDEFINED, &frame_js);
+        }
+        if let (Some(on_event), Some(event)) = (&self.on_event, frame_event(frame, &frame_js)) {
+            let _ = on_event.call1(&JsValue::UNDEFINED, &event);
+        }
+    }
+
+    fn on_event(&self, event: &TurnEvent) {
+        if let (Some(on_event), Some(event)) = (&self.on_event, loop_event(event)) {
+            let _ = on_event.call1(&JsValue::UNDEFINED, &event);
+        }
+    }
+}
+
+pub(crate) fn status_name(status: TurnStatus) -> &'static str {
+    match status {
+        TurnStatus::Completed => "completed",
+        TurnStatus::Cancelled => "cancelled",
+        TurnStatus::Error => "error",
+    }
+}
+
+pub(crate) fn outcome_to_js(outcome: &TurnOutcome) -> JsValue {
+    let result = object(&[
+        ("status", status_name(outcome.status).into()),
+        ("messages", typed_to_js(&outcome.messages)),
+    ]);
+    if let Some(usage) = &outcome.usage {
+        let _ = js_sys::Reflect::set(&result, &"usage".into(), &typed_to_js(usage));
+    }
+    if let Some(error) = &outcome.error {
+        let _ = js_sys::Reflect::set(&result, &"error".into(), &typed_to_js(error));
+    }
+    result
+}
+
+/// Everything a turn runs against, owned.
+pub(crate) struct Run {
+    pub(crate) surface: registry::Surface,
+    pub(crate) transport: FetchTransport,
+    pub(crate) signal: Signal,
+    pub(crate) ui: JsUi,
+}
+
+impl Run {
+    pub(crate) async fn run(
+        &self,
+        options: TurnOptions,
+        observer: &dyn TurnObserver,
+    ) -> TurnOutcome {
+        let env = TurnEnv {
+            surface: &self.surface,
+            transport: &self.transport,
+            clock: &PerformanceClock,
+            yielder: &ChannelYield,
+            signal: &self.signal,
+            ui: &self.ui,
+            observer,
+        };
+        run_turn(&env, options).await
+    }
+}
+
+fn signal_of(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
+    let signal = get(options, "signal");
+    if signal.is_undefined() || signal.is_null() {
+        return Ok(None);
+    }
+    signal
+        .dyn_into::<web_sys::AbortSignal>()
+        .map(Some)
+        .map_err(|_| type_error("options.signal must be an AbortSignal"))
+}
+
+async fn run_turn_js(options: JsValue) -> Result<JsValue, JsValue> {
+    let what = "RunTurnOptions";
+    if !options.is_object() {
+        return Err(type_error("runTurn needs an options object"));
+    }
+    let signal = signal_of(&options)?;
+    let pathname = string(&options, "pathname", what)?;
+    let run = Run {
+        surface: core_surface(&get(&options, "surface"))?,
+        transport: FetchTransport {
+            endpoint: string(&options, "endpoint", what)?,
+            signal: signal.clone(),
+        },
+        signal: Signal(signal.clone()),
+        ui: JsUi {
+            pathname: None,
+            fallback_pathname: pathname.clone(),
+            until: opt_function(&options, "until", what)?,
+            confirm: opt_function(&options, "confirm", what)?,
+            signal,
+        },
+    };
+    let turn = TurnOptions {
+        conversation_id: string(&options, "conversationId", what)?,
+        turn_id: opt_string(&options, "turnId", what)?.unwrap_or_else(|| mint_id("trn_")),
+        messages: messages_from_js(&get(&options, "messages"))?,
+        pathname,
+        route_floors: route_floors(&get(&options, "routeScopes"))?,
+        model_id: opt_string(&options, "modelId", what)?,
+        catalog_mode: catalog_mode(opt_string(&options, "catalogMode", what)?.as_deref())?,
+        settle: SettlePolicy::default(),
+    };
+    let observer = JsObserver {
+        on_frame: opt_function(&options, "onFrame", what)?,
+        on_event: opt_function(&options, "onEvent", what)?,
+    };
+    let outcome = run.run(turn, &observer).await;
+    Ok(outcome_to_js(&outcome))
+}
+
+/// Runs one turn: steps until the model answers, the turn is cancelled, or it fails. Rejects
+/// only for invalid options; every other ending resolves with a `TurnResult`.
+#[wasm_bindgen(js_name = runTurn, unchecked_return_type = "Promise<TurnResult>")]
+pub fn run_turn_export(
+    #[wasm_bindgen(unchecked_param_type = "RunTurnOptions")] options: JsValue,
+) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(run_turn_js(options))
+}
