@@ -9,6 +9,7 @@ import {
   pageText,
   PENDING_ROWS,
   recordFrames,
+  recordRequests,
   sendMessage,
   startServer,
   waitForCount,
@@ -100,7 +101,40 @@ describe("golden scenario (scripted model)", () => {
       await page.getByText("How can I help?").waitFor();
       await page.getByText("runs on the scripted model").waitFor();
       await page.screenshot({ path: artifactPath("first-load.png") });
+      const requests = recordRequests(page);
       await askWhatsOverdue(page);
+
+      // The view catalog the first step sent: the demo's 16 descriptors in its order, the
+      // chase reference unavailable while no dialog is open.
+      const first = requests[0];
+      assert.deepEqual(first.catalog.scope, ["app", "invoices", "reporting", "collections"]);
+      assert.deepEqual(
+        first.catalog.frontendTools.map((t) => t.canonicalId),
+        [
+          "view:app.navigation.readCurrentRoute",
+          "view:app.navigation.goTo",
+          "view:app.session.read",
+          ...["readState", "readFilters", "readSelection", "readColumns", "readColumnFilters"].map(
+            (n) => `view:invoices.pending.${n}`,
+          ),
+          ...[
+            "setFilters",
+            "setColumnFilters",
+            "clearFilters",
+            "sort",
+            "selectRows",
+            "setColumnVisibility",
+            "moveColumn",
+          ].map((n) => `view:invoices.pending.${n}`),
+          "domain:update-collection-status",
+        ],
+      );
+      const chase = first.catalog.frontendState.find((s) => s.wireName === "domain_update-collection-status");
+      assert.deepEqual(chase, {
+        wireName: "domain_update-collection-status",
+        available: false,
+        unavailableReason: "Open an invoice's chase dialog first",
+      });
 
       await card(page, "domain:collections-aging").waitFor();
       await card(page, "view:invoices.pending.setFilters").waitFor();
@@ -247,6 +281,7 @@ describe("rules-scripted model", () => {
   test("the chase dialog's bound reference writes the invoice on screen, and the dialog refreshes", async () => {
     const { context, page } = await openApp(browser, rules.url);
     try {
+      const requests = recordRequests(page);
       await sendMessage(page, "Note the promise on DUN-0037");
       const dialog = page.getByRole("dialog", { name: "Chase DUN-0037" });
       await dialog.waitFor();
@@ -260,6 +295,17 @@ describe("rules-scripted model", () => {
       // The write reconciled the screen: the dialog's form shows the stored note.
       await page.waitForFunction(
         () => document.querySelector('[role="dialog"] textarea')?.value === "Promised by Friday (assistant).",
+      );
+      // Once the dialog was open, the reference was offered bound to that invoice: invoiceId
+      // locked out of the schema, the live note naming the invoice.
+      const bound = requests.find(
+        (r) => r.catalog.frontendState.find((s) => s.wireName === "domain_update-collection-status").available,
+      );
+      const descriptor = bound.catalog.frontendTools.find((t) => t.wireName === "domain_update-collection-status");
+      assert.equal(descriptor.inputSchema.properties.invoiceId, undefined);
+      assert.equal(
+        bound.catalog.frontendState.find((s) => s.wireName === "domain_update-collection-status").note,
+        "Bound to DUN-0037 (Dunmore Civic Trust, €26,750, 58 days overdue).",
       );
       const rows = await (await context.request.post("/rpc/list-invoices", { data: { kind: "pending" } })).json();
       const row = rows.data.find((r) => r.id === 18);

@@ -149,6 +149,17 @@ export async function recordFrames(page) {
   };
 }
 
+/** The JSON bodies of every /agent/chat request the page sends, in order. */
+export function recordRequests(page) {
+  const bodies = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && new URL(request.url()).pathname === "/agent/chat") {
+      bodies.push(JSON.parse(request.postData() ?? "null"));
+    }
+  });
+  return bodies;
+}
+
 /** Waits until the turn that is running (or about to start) has ended. */
 export async function waitForTurnEnd(page, userMessages, timeout = TIMEOUT) {
   await page.waitForFunction(
