@@ -33,6 +33,11 @@ const RULES = {
     },
     { when: { hasResult: "domain_issue-invoice" }, text: ["The approval card is waiting for your decision."] },
     {
+      when: { lastUserContains: "Settle DUN-0041", lacksResult: "domain_mark-invoice-paid" },
+      toolCalls: [{ name: "domain_mark-invoice-paid", input: { id: 19 } }],
+    },
+    { when: { lastUserContains: "Settle DUN-0041" }, text: ["DUN-0041 is settled."] },
+    {
       when: { lastUserContains: "Note the promise", lacksResult: "view_invoices__pending__setFilters" },
       toolCalls: [{ name: "view_invoices__pending__setFilters", input: { chase: "18" } }],
     },
@@ -273,6 +278,20 @@ describe("rules-scripted model", () => {
       await waitForCount(page, PENDING_ROWS, 13);
       const drafts = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(drafts.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("a server-side write by the model refreshes the screen", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await waitForCount(page, PENDING_ROWS, 13);
+      await sendMessage(page, "Settle DUN-0041 please");
+      await card(page, "domain:mark-invoice-paid").waitFor();
+      await waitForText(page, "DUN-0041 is settled.");
+      await page.getByRole("group", { name: "Outstanding" }).getByText("€169,000").waitFor();
+      await waitForCount(page, PENDING_ROWS, 12);
     } finally {
       await context.close();
     }
