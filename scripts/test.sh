@@ -16,3 +16,14 @@ cargo build -p dpas-protocol --target wasm32-unknown-unknown
 
 step "tests"
 cargo test --workspace
+
+# ---- host-wasm: the wasm build and the browser (owned by host-wasm) --------------------------
+step "host-wasm: clippy for wasm32 (warnings are errors)"
+cargo clippy -p host-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "host-wasm: the JS boundary in headless Chromium (wasm-bindgen-test)"
+bash host-wasm/tests/browser/run-wasm-tests.sh
+
+step "host-wasm: the golden turn in headless Chromium against host-server --demo"
+bash host-wasm/tests/browser/run-golden.sh
+# ---- end host-wasm ----------------------------------------------------------------------------

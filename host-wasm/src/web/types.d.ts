@@ -36,7 +36,8 @@ export interface ActionDef {
   outputSchema?: JsonSchema;
   idempotent?: boolean;
   /** Resolve with the output (or nothing: the result is then {done:true}). Throwing is
-   *  EXECUTION_FAILED. */
+   *  EXECUTION_FAILED, unless the thrown value carries a capability error `code` (e.g.
+   *  "PRECONDITION_FAILED") and optionally `retry`/`details`: that error is passed through. */
   execute: (input: { [key: string]: unknown }) => unknown | Promise<unknown>;
   availability?: Availability;
 }
@@ -76,6 +77,8 @@ export type ProcedureExecutor = (
   input: { [key: string]: unknown },
   context: { invocationId: string; confirmation?: string },
 ) => Promise<unknown>;
+
+export interface SurfaceInit { executeProcedure?: ProcedureExecutor }
 
 
 export type SurfaceEvent =
@@ -137,7 +140,8 @@ export interface RunTurnOptions {
   /** The whole history including the new user message. */
   messages: ModelMessage[];
   pathname: string;
-  /** Route → scope floor, e.g. {"/receivables/pending": ["invoices","reporting","collections"]}. */
+  /** Route → scope floor, e.g. {"/receivables/pending": ["invoices","reporting","collections"]};
+   *  the shell scope "app" is prepended to a non-empty floor. */
   routeScopes?: { [route: string]: string[] };
   catalogMode?: "direct" | "meta";
   modelId?: string;
@@ -204,6 +208,3 @@ export interface ConversationOptions {
   catalogMode?: "direct" | "meta";
   onEvent?: (event: TurnEvent) => void;
 }
-
-/** `new Surface(options)`. */
-export interface SurfaceInit { executeProcedure?: ProcedureExecutor }

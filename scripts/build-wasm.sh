@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the @dpas/host npm package into host-wasm/pkg/:
+#   cargo release build for wasm32 (the root [profile.release]: opt-level z, LTO, one codegen
+#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Oz (npm
+#   `binaryen`, host-wasm/tools) → the hand-written package.json and README from host-wasm/npm/.
+# Prints raw and gzip sizes and fails when .wasm + JS glue exceed the gzip budget.
+#
+# Why `--target web`: it is a plain ES module whose default export `init()` loads the .wasm
+# through `new URL("…_bg.wasm", import.meta.url)`, which Vite (and every other bundler, and a
+# bare <script type="module">) understands without a plugin; `--target bundler` needs the
+# bundler to support the WebAssembly ESM integration (vite-plugin-wasm in Vite's case).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-153600} # 150 KB
+say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
+
+pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
+installed=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$installed" != "$pinned" ]; then
+  echo "wasm-bindgen CLI $pinned is needed (found: ${installed:-none}); run scripts/setup.sh" >&2
+  exit 1
+fi
+wasm_opt=host-wasm/tools/node_modules/.bin/wasm-opt
+if [ ! -x "$wasm_opt" ]; then
+  say "npm ci in host-wasm/tools (binaryen's wasm-opt)"
+  (cd host-wasm/tools && npm ci --no-audit --no-fund)
+fi
+
+say "cargo build --release --target wasm32-unknown-unknown -p host-wasm"
+cargo build --release --target wasm32-unknown-unknown -p host-wasm
+
+out=host-wasm/pkg
+rm -rf "$out"
+mkdir -p "$out"
+say "wasm-bindgen $pinned --target web"
+wasm-bindgen --target web --out-dir "$out" --out-name dpas_host \
+  target/wasm32-unknown-unknown/release/host_wasm.wasm
+
+say "wasm-opt -Oz"
+"$wasm_opt" -Oz --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$out/dpas_host_bg.wasm" -o "$out/dpas_host_bg.wasm"
+
+cp host-wasm/npm/package.json host-wasm/npm/README.md "$out/"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+sed -i "s/\"version\": \"[^\"]*\"/\"version\": \"$version\"/" "$out/package.json"
+
+# The generated declarations must never fall back to `any`. The raw export table of `init()`
+# (InitOutput: ABI-level signatures nobody calls) is typed `any` by wasm-bindgen: `unknown` there.
+sed -i '/^export interface InitOutput/,/^}/s/\bany\b/unknown/g' "$out/dpas_host.d.ts"
+if grep -nE '(:|=>|<|\||,|\()\s*any\b' "$out/dpas_host.d.ts"; then
+  echo "the generated dpas_host.d.ts contains 'any' (above)" >&2
+  exit 1
+fi
+
+raw_total=0
+gz_total=0
+for file in dpas_host_bg.wasm dpas_host.js; do
+  raw=$(stat -c %s "$out/$file")
+  gz=$(gzip -9 -c "$out/$file" | wc -c)
+  raw_total=$((raw_total + raw))
+  gz_total=$((gz_total + gz))
+  printf '  %-20s %8d bytes raw %8d bytes gzip\n' "$file" "$raw" "$gz"
+done
+printf '  %-20s %8d bytes raw %8d bytes gzip (budget %d)\n' total "$raw_total" "$gz_total" "$BUDGET_GZIP_BYTES"
+if [ "$gz_total" -gt "$BUDGET_GZIP_BYTES" ]; then
+  echo "over budget: .wasm + JS glue are $gz_total bytes gzip, more than $BUDGET_GZIP_BYTES" >&2
+  exit 1
+fi
+say "$out is ready"
