@@ -1,5 +1,11 @@
 import type { InspectorEvent } from "@dpas/host";
 
+/** `at` is a `performance.now()` stamp (ms since page load); an epoch stamp also works. */
+function clock(at: number): string {
+  const epoch = at < 1e12 ? performance.timeOrigin + at : at;
+  return new Date(epoch).toLocaleTimeString();
+}
+
 export function Inspector({ events }: { events: InspectorEvent[] }) {
   return (
     <section className="inspector" aria-label="Inspector">
@@ -11,7 +17,7 @@ export function Inspector({ events }: { events: InspectorEvent[] }) {
             <details>
               <summary>
                 <span className={`lane lane-${e.lane}`}>{e.lane}</span> <code>{e.eventType}</code> {e.summary}
-                <span className="muted"> {new Date(e.at).toLocaleTimeString()}</span>
+                <span className="muted"> {clock(e.at)}</span>
               </summary>
               {e.data !== undefined && <pre className="json">{JSON.stringify(e.data, null, 2)}</pre>}
             </details>
