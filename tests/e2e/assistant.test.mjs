@@ -33,6 +33,15 @@ const RULES = {
     },
     { when: { hasResult: "domain_issue-invoice" }, text: ["The approval card is waiting for your decision."] },
     {
+      when: { lastUserContains: "Take me to the clients", lacksResult: "view_app__navigation__goTo" },
+      toolCalls: [{ name: "view_app__navigation__goTo", input: { path: "/receivables/clients" } }],
+    },
+    {
+      when: { lastUserContains: "Take me to the clients", lacksResult: "view_app__navigation__readCurrentRoute" },
+      toolCalls: [{ name: "view_app__navigation__readCurrentRoute", input: {} }],
+    },
+    { when: { lastUserContains: "Take me to the clients" }, text: ["Here are your clients."] },
+    {
       when: { lastUserContains: "Settle DUN-0041", lacksResult: "domain_mark-invoice-paid" },
       toolCalls: [{ name: "domain_mark-invoice-paid", input: { id: 19 } }],
     },
@@ -278,6 +287,22 @@ describe("rules-scripted model", () => {
       await waitForCount(page, PENDING_ROWS, 13);
       const drafts = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(drafts.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("the shell's navigation capability moves the app, and the next read sees the new route", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await sendMessage(page, "Take me to the clients page");
+      await page.getByRole("heading", { name: "Clients" }).waitFor();
+      await waitForCount(page, "[data-client-row]", 5);
+      assert.match(page.url(), /\/receivables\/clients$/);
+      const read = card(page, "view:app.navigation.readCurrentRoute");
+      await read.getByRole("button", { name: "Details" }).click();
+      await read.getByText('"title": "Clients — Receivables"').waitFor();
+      await waitForText(page, "Here are your clients.");
     } finally {
       await context.close();
     }

@@ -320,7 +320,8 @@ function ConfirmDialog({ pending }: { pending: PendingConfirm }) {
       <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" className="dialog">
         <h2 id="confirm-title">Allow this action?</h2>
         <p>
-          The assistant wants to run <code>{request.canonicalId}</code>.
+          The assistant wants to run <code>{request.canonicalId}</code>
+          {request.effect ? ` (${request.effect})` : ""}.
         </p>
         <p>{request.description}</p>
         <pre className="json">{JSON.stringify(request.input, null, 2)}</pre>
