@@ -36,6 +36,14 @@ describe("pending invoices", () => {
       assert.equal(await page.title(), "Pending invoices — Receivables");
       const firstRefs = await page.locator(`${PENDING_ROWS} td:nth-child(2)`).allTextContents();
       assert.deepEqual(firstRefs.slice(0, 3), ["DUN-0037", "EVL-0084", "AUR-0134"]);
+
+      // The dock can be put away and brought back, and remembers which across a reload.
+      await page.getByRole("region", { name: "Copilot" }).waitFor();
+      await page.getByRole("button", { name: "Hide copilot" }).click();
+      await page.getByRole("region", { name: "Copilot" }).waitFor({ state: "detached" });
+      await page.reload();
+      await page.getByRole("button", { name: "Open copilot" }).click();
+      await page.getByRole("textbox", { name: "Message" }).waitFor();
       assert.deepEqual(errors, []);
     } finally {
       await context.close();

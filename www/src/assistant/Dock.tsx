@@ -154,6 +154,9 @@ export function Dock({ surface, session, onClose }: { surface: Surface; session:
                 scripted model, no API key
               </span>
             )}
+            <button type="button" className="dock-close" aria-label="Hide copilot" onClick={onClose}>
+              Hide
+            </button>
           </div>
           <div className="dock-controls">
             <label className="field inline">
@@ -204,9 +207,6 @@ export function Dock({ surface, session, onClose }: { surface: Surface; session:
             </button>
             <button type="button" aria-pressed={showInspector} onClick={() => setShowInspector((v) => !v)}>
               Inspector
-            </button>
-            <button type="button" onClick={onClose}>
-              Hide copilot
             </button>
           </div>
           {showThreads && (
