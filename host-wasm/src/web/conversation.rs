@@ -290,7 +290,7 @@ impl Conversation {
     /// Sends a user message and runs the turn.
     #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
     pub fn send(&self, text: String) -> js_sys::Promise {
-        wasm_bindgen_futures::future_to_promise(send(self.inner.clone(), text))
+        super::convert::promise(send(self.inner.clone(), text))
     }
 
     /// Cancels the running turn, if any; its `send` resolves `cancelled`.
@@ -304,7 +304,7 @@ impl Conversation {
         &self,
         #[wasm_bindgen(js_name = conversationId)] conversation_id: String,
     ) -> js_sys::Promise {
-        wasm_bindgen_futures::future_to_promise(restore(self.inner.clone(), conversation_id))
+        super::convert::promise(restore(self.inner.clone(), conversation_id))
     }
 
     /// A new conversation id and an empty history (a running turn is cancelled).

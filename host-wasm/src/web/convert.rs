@@ -119,3 +119,10 @@ pub(crate) fn object(entries: &[(&str, JsValue)]) -> JsValue {
     }
     object.into()
 }
+
+/// A promise for a Rust future. Boxed, so every export shares one `future_to_promise`.
+pub(crate) fn promise(
+    future: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(futures_util::FutureExt::boxed_local(future))
+}

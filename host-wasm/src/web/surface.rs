@@ -339,8 +339,13 @@ impl RegistrationHandle {
     }
 }
 
+/// The core's decimal version string as a number (an integer: no float parsing linked).
+fn version_number(version: &str) -> f64 {
+    version.parse::<u64>().unwrap_or(0) as f64
+}
+
 fn event_to_js(event: &SurfaceEvent, current_version: impl Fn() -> String) -> Option<JsValue> {
-    let version = |v: &str| JsValue::from_f64(v.parse::<f64>().unwrap_or(0.0));
+    let version = |v: &str| JsValue::from_f64(version_number(v));
     Some(match event {
         SurfaceEvent::SurfaceChanged { surface_version } => object(&[
             ("type", "surface-changed".into()),
@@ -413,7 +418,7 @@ impl JsSurface {
 
     #[wasm_bindgen(getter = surfaceVersion)]
     pub fn surface_version(&self) -> f64 {
-        self.inner.version().parse().unwrap_or(0.0)
+        version_number(&self.inner.version())
     }
 
     /// Internal: how `runTurn` finds this registry.

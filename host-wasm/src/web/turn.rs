@@ -366,5 +366,5 @@ async fn run_turn_js(options: JsValue) -> Result<JsValue, JsValue> {
 pub fn run_turn_export(
     #[wasm_bindgen(unchecked_param_type = "RunTurnOptions")] options: JsValue,
 ) -> js_sys::Promise {
-    wasm_bindgen_futures::future_to_promise(run_turn_js(options))
+    super::convert::promise(run_turn_js(options))
 }
