@@ -45,45 +45,212 @@ pub const FRAME_TYPES: [&str; 8] = [
     "error",
 ];
 
-/// Decoding dispatches on `type` by hand: the variants' structs decode from the object itself
-/// (unknown keys, `type` among them, are ignored as usual). This is the same wire format as a
-/// derived internally-tagged enum without its buffering machinery, which is a large share of
-/// the browser build.
+/// Decoding dispatches on `type` by hand and reads each variant's fields from the object
+/// directly (the `decode` module below), with the derives' rules: required fields present
+/// with the right JSON type, `Option`s absent or `null` as `None`, unknown keys ignored.
+/// That is the same wire format as the derived internally-tagged enum without its generic
+/// machinery, which was the largest share of the browser build. (Only the message list of
+/// `step-finish` goes through its derive, which the host needs anyway.)
 impl<'de> Deserialize<'de> for Frame {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(deserializer)?;
-        let frame_type = match map.get("type") {
-            Some(Value::String(t)) => t.clone(),
-            _ => return Err(D::Error::custom("a frame needs a string `type`")),
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        decode::frame(map).map_err(D::Error::custom)
+    }
+}
+
+mod decode {
+    use super::*;
+
+    /// Why a frame was refused (the reader reports every refusal as a malformed frame).
+    pub(super) struct Refused(&'static str);
+
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    type Fields = Map<String, Value>;
+
+    fn take(map: &mut Fields, key: &str) -> Result<Value, Refused> {
+        map.remove(key)
+            .ok_or(Refused("a required field is missing"))
+    }
+
+    /// Absent and `null` are both `None`.
+    fn take_opt(map: &mut Fields, key: &str) -> Option<Value> {
+        map.remove(key).filter(|v| !v.is_null())
+    }
+
+    fn string(value: Value) -> Result<String, Refused> {
+        match value {
+            Value::String(s) => Ok(s),
+            _ => Err(Refused("a field is not a string")),
+        }
+    }
+
+    fn boolean(value: Value) -> Result<bool, Refused> {
+        value.as_bool().ok_or(Refused("a field is not a boolean"))
+    }
+
+    fn object(value: Value) -> Result<Fields, Refused> {
+        match value {
+            Value::Object(map) => Ok(map),
+            _ => Err(Refused("a field is not an object")),
+        }
+    }
+
+    fn list<T>(value: Value, item: fn(Value) -> Result<T, Refused>) -> Result<Vec<T>, Refused> {
+        match value {
+            Value::Array(items) => items.into_iter().map(item).collect(),
+            _ => Err(Refused("a field is not an array")),
+        }
+    }
+
+    fn count(value: Value) -> Result<u64, Refused> {
+        value
+            .as_u64()
+            .ok_or(Refused("a count is not a non-negative integer"))
+    }
+
+    /// A unit variant: its name, or the `{"name": null}` form serde also accepts.
+    fn variant<T: Copy>(value: Value, names: &[(&str, T)]) -> Result<T, Refused> {
+        let name = match value {
+            Value::String(name) => name,
+            Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
+                Some((name, Value::Null)) => name,
+                _ => return Err(Refused("an unknown variant")),
+            },
+            _ => return Err(Refused("an unknown variant")),
         };
-        fn text<E: serde::de::Error>(map: &mut Map<String, Value>) -> Result<String, E> {
-            match map.remove("text") {
-                Some(Value::String(text)) => Ok(text),
-                _ => Err(E::custom("a delta frame needs a string `text`")),
-            }
-        }
-        fn body<T: serde::de::DeserializeOwned, E: serde::de::Error>(value: Value) -> Result<T, E> {
-            serde_json::from_value(value).map_err(E::custom)
-        }
+        names
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .ok_or(Refused("an unknown variant"))
+    }
+
+    fn text(map: &mut Fields, key: &str) -> Result<String, Refused> {
+        string(take(map, key)?)
+    }
+
+    fn domain_tool(value: Value) -> Result<DomainToolInfo, Refused> {
+        let mut m = object(value)?;
+        Ok(DomainToolInfo {
+            wire_name: text(&mut m, "wireName")?,
+            canonical_id: text(&mut m, "canonicalId")?,
+            description: text(&mut m, "description")?,
+            requires_approval: boolean(take(&mut m, "requiresApproval")?)?,
+            side_effect: text(&mut m, "sideEffect")?,
+        })
+    }
+
+    fn pending_call(value: Value) -> Result<PendingToolCall, Refused> {
+        let mut m = object(value)?;
+        Ok(PendingToolCall {
+            tool_call_id: text(&mut m, "toolCallId")?,
+            wire_name: text(&mut m, "wireName")?,
+            canonical_id: text(&mut m, "canonicalId")?,
+            input: take(&mut m, "input")?,
+        })
+    }
+
+    fn usage(value: Value) -> Result<Usage, Refused> {
+        let mut m = object(value)?;
+        let mut opt = |key| take_opt(&mut m, key).map(count).transpose();
+        let cached_input_tokens = opt("cachedInputTokens")?;
+        let reasoning_tokens = opt("reasoningTokens")?;
+        let cache_write_input_tokens = opt("cacheWriteInputTokens")?;
+        Ok(Usage {
+            input_tokens: count(take(&mut m, "inputTokens")?)?,
+            output_tokens: count(take(&mut m, "outputTokens")?)?,
+            total_tokens: count(take(&mut m, "totalTokens")?)?,
+            cached_input_tokens,
+            reasoning_tokens,
+            cache_write_input_tokens,
+            reported_steps: count(take(&mut m, "reportedSteps")?)?,
+        })
+    }
+
+    fn messages(value: Value) -> Result<Vec<WireModelMessage>, Refused> {
+        serde_json::from_value(value).map_err(|_| Refused("a response message is malformed"))
+    }
+
+    pub(super) fn frame(mut m: Fields) -> Result<Frame, Refused> {
+        let frame_type = match m.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            _ => return Err(Refused("a frame needs a string `type`")),
+        };
         Ok(match frame_type.as_str() {
-            "step-start" => Frame::StepStart(body(Value::Object(map))?),
+            "step-start" => Frame::StepStart(StepStart {
+                step_id: text(&mut m, "stepId")?,
+                turn_id: text(&mut m, "turnId")?,
+                conversation_id: text(&mut m, "conversationId")?,
+                domain_tools: list(take(&mut m, "domainTools")?, domain_tool)?,
+                scope: list(take(&mut m, "scope")?, string)?,
+                catalog_mode: take_opt(&mut m, "catalogMode")
+                    .map(|v| {
+                        variant(
+                            v,
+                            &[("direct", CatalogMode::Direct), ("meta", CatalogMode::Meta)],
+                        )
+                    })
+                    .transpose()?,
+            }),
             "text-delta" => Frame::TextDelta {
-                text: text(&mut map)?,
+                text: text(&mut m, "text")?,
             },
             "reasoning-delta" => Frame::ReasoningDelta {
-                text: text(&mut map)?,
+                text: text(&mut m, "text")?,
             },
-            "tool-call" => Frame::ToolCall(body(Value::Object(map))?),
-            "tool-result" => Frame::ToolResult(body(Value::Object(map))?),
-            "inspector" => Frame::Inspector(body(Value::Object(map))?),
-            "step-finish" => Frame::StepFinish(body(Value::Object(map))?),
-            "error" => Frame::Error {
-                error: body(
-                    map.remove("error")
-                        .ok_or_else(|| D::Error::custom("missing `error`"))?,
+            "tool-call" => Frame::ToolCall(ToolCallFrame {
+                tool_call_id: text(&mut m, "toolCallId")?,
+                wire_name: text(&mut m, "wireName")?,
+                canonical_id: text(&mut m, "canonicalId")?,
+                executor: variant(
+                    take(&mut m, "executor")?,
+                    &[("server", Executor::Server), ("browser", Executor::Browser)],
                 )?,
-            },
-            _ => Frame::Unknown(map),
+                input: take(&mut m, "input")?,
+            }),
+            "tool-result" => Frame::ToolResult(ToolResultFrame {
+                tool_call_id: text(&mut m, "toolCallId")?,
+                wire_name: text(&mut m, "wireName")?,
+                canonical_id: text(&mut m, "canonicalId")?,
+                ok: boolean(take(&mut m, "ok")?)?,
+                result: take(&mut m, "result")?,
+            }),
+            "inspector" => Frame::Inspector(InspectorFrame {
+                lane: variant(
+                    take(&mut m, "lane")?,
+                    &[
+                        ("runtime", Lane::Runtime),
+                        ("domain", Lane::Domain),
+                        ("host", Lane::Host),
+                    ],
+                )?,
+                event_type: text(&mut m, "eventType")?,
+                summary: text(&mut m, "summary")?,
+                correlation: take_opt(&mut m, "correlation").map(object).transpose()?,
+                data: take_opt(&mut m, "data"),
+            }),
+            "step-finish" => Frame::StepFinish(StepFinish {
+                step_id: text(&mut m, "stepId")?,
+                finish_reason: text(&mut m, "finishReason")?,
+                response_messages: messages(take(&mut m, "responseMessages")?)?,
+                pending_tool_calls: list(take(&mut m, "pendingToolCalls")?, pending_call)?,
+                usage: take_opt(&mut m, "usage").map(usage).transpose()?,
+            }),
+            "error" => {
+                let mut e = object(take(&mut m, "error")?)?;
+                Frame::Error {
+                    error: ErrorBody {
+                        code: text(&mut e, "code")?,
+                        message: text(&mut e, "message")?,
+                    },
+                }
+            }
+            _ => Frame::Unknown(m),
         })
     }
 }
@@ -319,6 +486,119 @@ pub mod host_inspector {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The frames as the derives decode them: the reference the hand decoder must match.
+    fn derived(value: &Value) -> Option<Frame> {
+        #[derive(Deserialize)]
+        struct Text {
+            text: String,
+        }
+        #[derive(Deserialize)]
+        struct Error {
+            error: ErrorBody,
+        }
+        fn de<T: serde::de::DeserializeOwned>(value: &Value) -> Option<T> {
+            serde_json::from_value(value.clone()).ok()
+        }
+        Some(match value["type"].as_str()? {
+            "step-start" => Frame::StepStart(de(value)?),
+            "text-delta" => Frame::TextDelta {
+                text: de::<Text>(value)?.text,
+            },
+            "reasoning-delta" => Frame::ReasoningDelta {
+                text: de::<Text>(value)?.text,
+            },
+            "tool-call" => Frame::ToolCall(de(value)?),
+            "tool-result" => Frame::ToolResult(de(value)?),
+            "inspector" => Frame::Inspector(de(value)?),
+            "step-finish" => Frame::StepFinish(de(value)?),
+            "error" => Frame::Error {
+                error: de::<Error>(value)?.error,
+            },
+            _ => Frame::Unknown(value.as_object()?.clone()),
+        })
+    }
+
+    /// Every object key below `value` (arrays through their first item), as pointer paths.
+    fn paths(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let path = format!("{at}/{key}");
+                    out.push(path.clone());
+                    paths(child, path, out);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => paths(&items[0], format!("{at}/0"), out),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn hand_decoding_accepts_and_refuses_exactly_what_the_derives_do() {
+        let samples = [
+            json!({"type": "step-start", "stepId": "s", "turnId": "t", "conversationId": "c",
+                "domainTools": [{"wireName": "domain_x", "canonicalId": "domain:x",
+                    "description": "d", "requiresApproval": false, "sideEffect": "read"}],
+                "scope": ["app"], "catalogMode": "meta"}),
+            json!({"type": "text-delta", "text": "hi"}),
+            json!({"type": "reasoning-delta", "text": "hm"}),
+            json!({"type": "tool-call", "toolCallId": "c1", "wireName": "w", "canonicalId": "view:a.b.c",
+                "executor": "browser", "input": {"a": 1}}),
+            json!({"type": "tool-result", "toolCallId": "c1", "wireName": "w", "canonicalId": "k",
+                "ok": true, "result": [1]}),
+            json!({"type": "inspector", "lane": "host", "eventType": "e", "summary": "s",
+                "correlation": {"turnId": "t"}, "data": {"x": 1}}),
+            json!({"type": "step-finish", "stepId": "s", "finishReason": "tool-calls",
+                "responseMessages": [{"role": "assistant", "content": [{"type": "text", "text": "a"}]}],
+                "pendingToolCalls": [{"toolCallId": "c", "wireName": "w", "canonicalId": "k", "input": {}}],
+                "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3, "cachedInputTokens": 1,
+                    "reasoningTokens": 1, "cacheWriteInputTokens": 0, "reportedSteps": 1}}),
+            json!({"type": "error", "error": {"code": "MODEL_ERROR", "message": "m"}}),
+        ];
+        let replacements = [
+            Value::Null,
+            json!(1),
+            json!(-1),
+            json!(1.5),
+            json!("s"),
+            json!(true),
+            json!([]),
+            json!(["s"]),
+            json!({}),
+            json!({"server": null}),
+            json!({"meta": null}),
+            json!({"host": 1}),
+            json!("browser"),
+            json!("direct"),
+            json!("runtime"),
+        ];
+        let mut checked = 0;
+        for sample in samples {
+            let mut variants = vec![sample.clone()];
+            let mut all = Vec::new();
+            paths(&sample, String::new(), &mut all);
+            for path in all.iter().filter(|p| *p != "/type") {
+                let (parent, key) = path.rsplit_once('/').unwrap();
+                let mut removed = sample.clone();
+                if let Some(Value::Object(map)) = removed.pointer_mut(parent) {
+                    map.remove(key);
+                }
+                variants.push(removed);
+                for replacement in &replacements {
+                    let mut changed = sample.clone();
+                    *changed.pointer_mut(path).unwrap() = replacement.clone();
+                    variants.push(changed);
+                }
+            }
+            for variant in variants {
+                let hand = serde_json::from_value::<Frame>(variant.clone()).ok();
+                assert_eq!(hand, derived(&variant), "{variant}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 800, "{checked}");
+    }
 
     #[test]
     fn unknown_frame_types_are_kept_and_known_ones_are_checked() {
