@@ -1,5 +1,5 @@
 // The assistant dock: assistant-ui's external-store runtime over @dpas/host's Conversation.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import {
   AssistantRuntimeProvider,
   ComposerPrimitive,
@@ -28,6 +28,7 @@ interface PendingConfirm {
   resolve: (ok: boolean) => void;
 }
 
+/** The conversation store, created while the dock is mounted (and freed after). */
 function useConversation(surface: Surface, session: Session) {
   const queryClient = useQueryClient();
   const [pendingConfirm, setPendingConfirm] = useState<PendingConfirm | null>(null);
@@ -43,25 +44,33 @@ function useConversation(surface: Surface, session: Session) {
       }),
     );
 
-  const [conversation] = useState(
-    () =>
-      new Conversation({
-        endpoint: "/agent/chat",
-        threadsEndpoint: "/api/threads",
-        surface,
-        getPathname: () => window.location.pathname,
-        routeScopes: ROUTE_SCOPES,
-        until: () => committedLocation.current === window.location.pathname + window.location.search,
-        confirm: (request) => confirmRef.current(request),
-        modelId: session.defaultModel ?? undefined,
-        catalogMode: "direct",
-        onEvent: (event) => {
-          if (event.type === "reconcile") void queryClient.invalidateQueries();
-        },
-      }),
-  );
-  useEffect(() => () => conversation.free(), [conversation]);
+  const [conversation, setConversation] = useState<Conversation | null>(null);
+  useEffect(() => {
+    const created = new Conversation({
+      endpoint: "/agent/chat",
+      threadsEndpoint: "/api/threads",
+      surface,
+      getPathname: () => window.location.pathname,
+      routeScopes: ROUTE_SCOPES,
+      until: () => committedLocation.current === window.location.pathname + window.location.search,
+      confirm: (request) => confirmRef.current(request),
+      modelId: session.defaultModel ?? undefined,
+      catalogMode: "direct",
+      onEvent: (event) => {
+        if (event.type === "reconcile") void queryClient.invalidateQueries();
+      },
+    });
+    setConversation(created);
+    return () => {
+      setConversation(null);
+      created.free();
+    };
+  }, [surface, session.defaultModel, queryClient]);
 
+  return { conversation, pendingConfirm };
+}
+
+function useConversationState(conversation: Conversation): ConversationState {
   const [state, setState] = useState<ConversationState>(() => conversation.getState());
   useEffect(() => {
     setState(conversation.getState());
@@ -72,12 +81,37 @@ function useConversation(surface: Surface, session: Session) {
   useEffect(() => {
     if (state.messages.length > 0) window.localStorage.setItem(THREAD_KEY, state.conversationId);
   }, [state.conversationId, state.messages.length]);
-
-  return { conversation, state, pendingConfirm };
+  return state;
 }
 
-export function Dock({ surface, session, onClose }: { surface: Surface; session: Session; onClose: () => void }) {
-  const { conversation, state, pendingConfirm } = useConversation(surface, session);
+interface DockProps {
+  surface: Surface;
+  session: Session;
+  onClose: () => void;
+}
+
+export function Dock({ surface, session, onClose }: DockProps) {
+  const { conversation, pendingConfirm } = useConversation(surface, session);
+  if (!conversation) return null;
+  return (
+    <DockView conversation={conversation} session={session} onClose={onClose}>
+      {pendingConfirm && <ConfirmDialog pending={pendingConfirm} />}
+    </DockView>
+  );
+}
+
+function DockView({
+  conversation,
+  session,
+  onClose,
+  children,
+}: {
+  conversation: Conversation;
+  session: Session;
+  onClose: () => void;
+  children?: ReactNode;
+}) {
+  const state = useConversationState(conversation);
   const queryClient = useQueryClient();
   const [restoring, setRestoring] = useState(false);
   const [mode, setMode] = useState<"direct" | "meta">("direct");
@@ -273,7 +307,7 @@ export function Dock({ surface, session, onClose }: { surface: Surface; session:
       </AssistantRuntimeProvider>
       </DockContext.Provider>
       {showInspector && <Inspector events={state.inspector} />}
-      {pendingConfirm && <ConfirmDialog pending={pendingConfirm} />}
+      {children}
     </aside>
   );
 }
