@@ -12,7 +12,7 @@ use crate::conversation;
 use crate::settle::{Clock, SettlePolicy};
 use crate::turn::{TurnEvent, TurnObserver, TurnOptions, TurnOutcome, TurnStatus};
 use dpas_protocol::tool::CatalogMode;
-use dpas_protocol::{ErrorBody, Frame, RouteFloors, Usage};
+use dpas_protocol::{ErrorBody, Frame, RouteFloors};
 use js_sys::Function;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -205,18 +205,12 @@ async fn restore(inner: Rc<Inner>, conversation_id: String) -> Result<JsValue, J
             .concat(),
         ))
     })?;
-    // The server answers the message array; `{messages, usage}` is accepted too.
-    let (messages, usage) = if js_sys::Array::is_array(&body) {
-        (messages_from_js(&body)?, None)
-    } else {
-        let usage = super::convert::opt_json(&body, "usage")?
-            .and_then(|u| serde_json::from_value::<Usage>(u).ok());
-        (messages_from_js(&get(&body, "messages"))?, usage)
-    };
+    // The server answers the thread's model messages as an array (no usage is stored).
+    let messages = messages_from_js(&body)?;
     inner.replace_store(conversation::Conversation::restore(
         conversation_id,
         messages,
-        usage,
+        None,
     ));
     Ok(JsValue::UNDEFINED)
 }

@@ -54,16 +54,46 @@ async fn call_async(f: &Function, args: &[JsValue]) -> Result<JsValue, JsValue> 
 
 /// A thrown value: a typed refusal when it carries a known `code` (e.g. an app's
 /// `CapabilityError`), otherwise a plain throw (`EXECUTION_FAILED`, cause kept local).
+/// The capability error codes a handler may throw, by name.
+const CODES: [ErrorCode; 16] = [
+    ErrorCode::CapabilityNotFound,
+    ErrorCode::CapabilityNotAvailable,
+    ErrorCode::AmbiguousInstance,
+    ErrorCode::ComponentUnmounted,
+    ErrorCode::StaleCapability,
+    ErrorCode::InvocationConflict,
+    ErrorCode::InvalidInput,
+    ErrorCode::NotAuthenticated,
+    ErrorCode::NotAuthorized,
+    ErrorCode::PreconditionFailed,
+    ErrorCode::ConfirmationRequired,
+    ErrorCode::ConfirmationInvalid,
+    ErrorCode::RateLimited,
+    ErrorCode::Timeout,
+    ErrorCode::Cancelled,
+    ErrorCode::ExecutionFailed,
+];
+
+/// The retry vocabulary, by name.
+const RETRIES: [(&str, Retry); 6] = [
+    ("no", Retry::No),
+    ("yes", Retry::Yes),
+    ("after-refresh", Retry::AfterRefresh),
+    ("after-delay", Retry::AfterDelay),
+    ("with-confirmation", Retry::WithConfirmation),
+    ("with-changes", Retry::WithChanges),
+];
+
 fn handler_error(thrown: &JsValue) -> HandlerError {
     let code = get(thrown, "code")
         .as_string()
-        .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok());
+        .and_then(|c| CODES.into_iter().find(|code| code.as_str() == c));
     match code {
         Some(code) => {
             let retry = get(thrown, "retry")
                 .as_string()
-                .and_then(|r| serde_json::from_value::<Retry>(Value::String(r)).ok())
-                .unwrap_or(Retry::No);
+                .and_then(|r| RETRIES.iter().find(|(name, _)| *name == r))
+                .map_or(Retry::No, |(_, retry)| *retry);
             let mut error = SurfaceError::new(code, retry, thrown_message(thrown));
             if let Ok(Some(details)) = opt_json(thrown, "details") {
                 error = error.with_details(details);

@@ -48,9 +48,18 @@ pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsVal
         return Err(type_error("routeScopes must be an object"));
     };
     let mut routes = Vec::new();
+    let refused = || type_error("routeScopes values must be arrays of strings");
     for (route, tokens) in map {
-        let tokens: Vec<String> = serde_json::from_value(tokens)
-            .map_err(|_| type_error("routeScopes values must be arrays of strings"))?;
+        let Value::Array(tokens) = tokens else {
+            return Err(refused());
+        };
+        let tokens = tokens
+            .into_iter()
+            .map(|t| match t {
+                Value::String(t) => Ok(t),
+                _ => Err(refused()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         routes.push((route, tokens));
     }
     Ok(Some(RouteFloors::new(SHELL_SCOPE, routes)))
