@@ -428,7 +428,9 @@ impl JsSurface {
         Ok(JsSurface { id, inner })
     }
 
-    /// Registers a mounted component.
+    /// Registers a mounted component. A second live instance of the same type and instance id
+    /// is refused as agent-surface has it: a dead handle (its `update`/`unregister` do nothing)
+    /// and nothing registered. A malformed definition throws (`code` says why).
     pub fn register(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ComponentDef")] def: JsValue,
@@ -437,12 +439,6 @@ impl JsSurface {
             .inner
             .register(component(&def)?)
             .map_err(definition_error)?;
-        if handle.registration_id().is_none() {
-            return Err(js_sys::Error::new(
-                "a component of this type and instance is already registered",
-            )
-            .into());
-        }
         Ok(RegistrationHandle { handle })
     }
 

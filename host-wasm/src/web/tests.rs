@@ -166,9 +166,13 @@ fn registration_from_js_versions_events_and_errors() {
         .update(js(WIDGET, &[Array::new().into(), JsValue::NULL]))
         .unwrap();
     assert_eq!(surface.surface_version(), 1.0);
-    // A duplicate instance and a bad id are refused with an error.
-    let duplicate = surface.register(js(WIDGET, &[Array::new().into(), JsValue::NULL]));
-    assert!(duplicate.is_err());
+    // A duplicate instance gets a dead handle and changes nothing; a bad id throws.
+    let duplicate = surface
+        .register(js(WIDGET, &[Array::new().into(), JsValue::NULL]))
+        .unwrap();
+    duplicate.unregister();
+    assert_eq!(surface.surface_version(), 1.0);
+    assert_eq!(events.length(), 1);
     let bad = surface
         .register(js("return { type: 'Not An Id', description: 'x' };", &[]))
         .err()
@@ -366,6 +370,62 @@ async fn an_abort_between_browser_calls_answers_the_rest_as_not_executed() {
         requests(&key).await.as_array().unwrap().len(),
         1,
         "no second step"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn domain_references_bind_describe_and_run_through_the_executor() {
+    let calls = Array::new();
+    let executor = js(
+        "const calls = $0; return async (path, input, context) => { \
+           calls.push({ path, input, context }); return { ok: true, status: input.status }; };",
+        &[calls.clone().into()],
+    );
+    let init = js("return { executeProcedure: $0 };", &[executor]);
+    let surface = JsSurface::new(Some(init)).unwrap();
+    surface
+        .register(js(
+            "return { type: 'invoices.chase', description: 'The chase dialog.', procedures: [{ \
+               path: 'update-collection-status', description: 'Record a chase.', effect: 'read', \
+               inputSchema: { type: 'object', properties: { invoiceId: { type: 'integer' }, \
+                 status: { type: 'string' } }, required: ['invoiceId', 'status'], additionalProperties: false }, \
+               bind: () => ({ invoiceId: 21 }), describe: () => 'Invoice EVL-0084 is open.' }] };",
+            &[],
+        ))
+        .unwrap();
+    let key = unique("procedure");
+    let result = run(options(&surface.into(), "procedure", &key, "{}")).await;
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(
+        tool_values(&result)[0],
+        ("c1".into(), json!({"ok": true, "status": "chased"}))
+    );
+    assert_eq!(
+        json_of(&calls.get(0)),
+        json!({"path": "update-collection-status", "input": {"invoiceId": 21, "status": "chased"},
+               "context": {"invocationId": "c1"}})
+    );
+    // On the wire: agent-surface's effect name, the bound key gone from the schema, the note
+    // in the volatile state.
+    let posted = requests(&key).await;
+    let catalog = &posted[0]["body"]["catalog"];
+    let tool = catalog["frontendTools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["wireName"] == "domain_update-collection-status")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["effect"], "server-query", "{tool}");
+    assert!(
+        tool["inputSchema"]["properties"].get("invoiceId").is_none(),
+        "{tool}"
+    );
+    assert!(
+        catalog["frontendState"]
+            .to_string()
+            .contains("Invoice EVL-0084 is open."),
+        "{catalog}"
     );
 }
 

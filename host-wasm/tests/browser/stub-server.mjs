@@ -30,7 +30,10 @@ const finish = (body, { text, pending = [] }) => ({
   usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, reportedSteps: 1 },
 });
 const call = (id, wireName, input) => ({
-  toolCallId: id, wireName, canonicalId: wireName.replace(/^view_/, "view:").replace(/__/g, "."), input,
+  toolCallId: id, wireName, input,
+  canonicalId: wireName.startsWith("domain_")
+    ? wireName.replace(/^domain_/, "domain:")
+    : wireName.replace(/^view_/, "view:").replace(/__/g, "."),
 });
 
 // The step-1 text reports what the browser answered, so a test can assert it end to end.
@@ -70,6 +73,15 @@ const scenarios = {
         call("c3", "view_test__widget__fail", {}),
         call("c4", "view_test__widget__refuse", {}),
       ] })));
+    } else {
+      res.end(line(finish(body, { text: JSON.stringify(toolResults(body)) })));
+    }
+  },
+  // A browser-executed domain reference (bound key supplied by the UI).
+  procedure: (body, res) => {
+    res.write(line(start(body)));
+    if (body.stepIndex === 0) {
+      res.end(line(finish(body, { pending: [call("c1", "domain_update-collection-status", { status: "chased" })] })));
     } else {
       res.end(line(finish(body, { text: JSON.stringify(toolResults(body)) })));
     }
