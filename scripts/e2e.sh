@@ -20,18 +20,23 @@ done
 say "npm ci in tests/e2e"
 (cd tests/e2e && npm ci --no-audit --no-fund)
 
-log=$(mktemp)
-target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0 >"$log" 2>&1 &
+# The server prints one line on stdout once it listens ("listening on http://ADDR ..."); read
+# it through a FIFO (kept open on fd 3 for the server's lifetime), logs go to a file.
+work=$(mktemp -d)
+mkfifo "$work/stdout"
+target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0 \
+  >"$work/stdout" 2>"$work/stderr" &
 server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
-url=""
-for _ in $(seq 1 100); do
-  url=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -n1)
-  [ -n "$url" ] && break
-  if ! kill -0 "$server" 2>/dev/null; then cat "$log" >&2; exit 1; fi
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "host-server did not report its address" >&2; cat "$log" >&2; exit 1; }
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+exec 3<"$work/stdout"
+line=""
+read -r -t 60 line <&3 || true
+url=$(printf '%s\n' "$line" | sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p')
+if [ -z "$url" ]; then
+  echo "host-server did not report its address: ${line:-nothing}" >&2
+  cat "$work/stderr" >&2
+  exit 1
+fi
 say "demo server at $url"
 
 cd tests/e2e
