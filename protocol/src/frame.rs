@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{HostError, HostErrorCode};
-use crate::message::WireModelMessage;
+use crate::message::{ContentPart, MessageContent, Role, WireModelMessage};
 use crate::tool::CatalogMode;
 use crate::usage::Usage;
 
@@ -56,6 +56,13 @@ impl<'de> Deserialize<'de> for Frame {
         let map = Map::<String, Value>::deserialize(deserializer)?;
         decode::frame(map).map_err(D::Error::custom)
     }
+}
+
+/// Decodes a JSON array of model messages exactly as `Vec<WireModelMessage>`'s derive does,
+/// without its generic machinery (the browser decodes histories with this); `None` when the
+/// derive would refuse it.
+pub fn decode_messages(value: Value) -> Option<Vec<WireModelMessage>> {
+    decode::messages(value).ok()
 }
 
 mod decode {
@@ -172,8 +179,35 @@ mod decode {
         })
     }
 
-    fn messages(value: Value) -> Result<Vec<WireModelMessage>, Refused> {
-        serde_json::from_value(value).map_err(|_| Refused("a response message is malformed"))
+    fn part(value: Value) -> Result<ContentPart, Refused> {
+        // ContentPart's own (map-based) decoding: unknown or odd parts are kept verbatim.
+        serde_json::from_value(value).map_err(|_| Refused("a content part is not an object"))
+    }
+
+    /// A model message, as its derive (with the untagged `content`) decodes it.
+    pub(super) fn message(value: Value) -> Result<WireModelMessage, Refused> {
+        let mut m = object(value)?;
+        let role = variant(
+            take(&mut m, "role")?,
+            &[
+                ("system", Role::System),
+                ("user", Role::User),
+                ("assistant", Role::Assistant),
+                ("tool", Role::Tool),
+            ],
+        )?;
+        let content = match take(&mut m, "content")? {
+            Value::String(text) => MessageContent::Text(text),
+            Value::Array(parts) => {
+                MessageContent::Parts(parts.into_iter().map(part).collect::<Result<_, _>>()?)
+            }
+            _ => return Err(Refused("a message's content is neither text nor parts")),
+        };
+        Ok(WireModelMessage { role, content })
+    }
+
+    pub(super) fn messages(value: Value) -> Result<Vec<WireModelMessage>, Refused> {
+        list(value, message)
     }
 
     pub(super) fn frame(mut m: Fields) -> Result<Frame, Refused> {
@@ -519,7 +553,7 @@ mod tests {
         })
     }
 
-    /// Every object key below `value` (arrays through their first item), as pointer paths.
+    /// Every object key and array item below `value`, as pointer paths.
     fn paths(value: &Value, at: String, out: &mut Vec<String>) {
         match value {
             Value::Object(map) => {
@@ -529,9 +563,82 @@ mod tests {
                     paths(child, path, out);
                 }
             }
-            Value::Array(items) if !items.is_empty() => paths(&items[0], format!("{at}/0"), out),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{at}/{i}");
+                    out.push(path.clone());
+                    paths(item, path, out);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// The sample, then for every path below it: the sample with that key or item removed,
+    /// and with it replaced by each of `replacements`.
+    fn mutations(sample: &Value, replacements: &[Value]) -> Vec<Value> {
+        let mut all = Vec::new();
+        paths(sample, String::new(), &mut all);
+        let mut variants = vec![sample.clone()];
+        for path in all.iter().filter(|p| *p != "/type") {
+            let (parent, key) = path.rsplit_once('/').unwrap();
+            let mut removed = sample.clone();
+            match removed.pointer_mut(parent) {
+                Some(Value::Object(map)) => {
+                    map.remove(key);
+                }
+                Some(Value::Array(items)) => {
+                    items.remove(key.parse::<usize>().unwrap());
+                }
+                _ => {}
+            }
+            variants.push(removed);
+            for replacement in replacements {
+                let mut changed = sample.clone();
+                *changed.pointer_mut(path).unwrap() = replacement.clone();
+                variants.push(changed);
+            }
+        }
+        variants
+    }
+
+    #[test]
+    fn messages_decode_exactly_as_their_derive_does() {
+        let sample = json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "a", "providerOptions": {"x": 1}},
+                {"type": "reasoning", "text": "r"},
+                {"type": "tool-call", "toolCallId": "c", "toolName": "w", "input": {}},
+                {"type": "image", "data": "…"}]},
+            {"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "c", "toolName": "w", "output": {"type": "json", "value": 1}}]},
+            {"role": "system", "content": "s", "extra": true}
+        ]);
+        let replacements = [
+            Value::Null,
+            json!(1),
+            json!("s"),
+            json!(true),
+            json!([]),
+            json!([1]),
+            json!({}),
+            json!({"user": null}),
+            json!({"tool": 1}),
+            json!("assistant"),
+            json!("nobody"),
+            json!([{"type": "text"}]),
+            json!({"type": "text", "text": 1}),
+        ];
+        let mut variants = mutations(&sample, &replacements);
+        for replacement in &replacements {
+            variants.push(replacement.clone());
+        }
+        for variant in &variants {
+            let derived = serde_json::from_value::<Vec<WireModelMessage>>(variant.clone()).ok();
+            assert_eq!(decode_messages(variant.clone()), derived, "{variant}");
+        }
+        assert!(variants.len() > 300, "{}", variants.len());
     }
 
     #[test]
@@ -575,22 +682,7 @@ mod tests {
         ];
         let mut checked = 0;
         for sample in samples {
-            let mut variants = vec![sample.clone()];
-            let mut all = Vec::new();
-            paths(&sample, String::new(), &mut all);
-            for path in all.iter().filter(|p| *p != "/type") {
-                let (parent, key) = path.rsplit_once('/').unwrap();
-                let mut removed = sample.clone();
-                if let Some(Value::Object(map)) = removed.pointer_mut(parent) {
-                    map.remove(key);
-                }
-                variants.push(removed);
-                for replacement in &replacements {
-                    let mut changed = sample.clone();
-                    *changed.pointer_mut(path).unwrap() = replacement.clone();
-                    variants.push(changed);
-                }
-            }
+            let variants = mutations(&sample, &replacements);
             for variant in variants {
                 let hand = serde_json::from_value::<Frame>(variant.clone()).ok();
                 assert_eq!(hand, derived(&variant), "{variant}");

@@ -66,8 +66,8 @@ pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsVal
 }
 
 pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>, JsValue> {
-    serde_json::from_value(from_js(value.clone())?)
-        .map_err(|_| type_error("messages must be model messages ({role, content})"))
+    dpas_protocol::frame::decode_messages(from_js(value.clone())?)
+        .ok_or_else(|| type_error("messages must be model messages ({role, content})"))
 }
 
 /// The app's side of the turn: pathname, `until`, `confirm`.
