@@ -323,7 +323,7 @@ async fn target(
         .as_ref()
         .is_some_and(|(_, schema)| schema["type"] == "object");
     if let (Value::String(encoded), true) = (&input, takes_object) {
-        match serde_json::from_str::<Value>(encoded) {
+        match serde_json::from_slice::<Value>(encoded.as_bytes()) {
             Ok(decoded @ Value::Object(_)) => input = decoded,
             _ => {
                 return done(envelope_error(

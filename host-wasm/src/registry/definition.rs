@@ -1,9 +1,9 @@
 //! Structural checks of a component definition at registration, and bound-key capture.
 
-use crate::capability::{ComponentDef, ProcedureDef};
+use crate::capability::{ActionDef, ComponentDef, ObservationDef, ProcedureDef};
 use crate::ids;
 use crate::schema::{check_schema, BoundField};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Longest component description.
 pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
@@ -196,54 +196,42 @@ fn validate_procedure(procedure: &ProcedureDef) -> Result<(), DefinitionError> {
     Ok(())
 }
 
-/// The structural half of a definition: everything but handlers, `when`, reasons, `bind`
-/// and `describe`. Two definitions with the same structure describe the same catalog.
-pub fn structure(def: &ComponentDef) -> Value {
-    let observations: Vec<Value> = def
-        .observations
-        .iter()
-        .map(|o| json!([o.name, o.description, o.output_schema]))
-        .collect();
-    let actions: Vec<Value> = def
-        .actions
-        .iter()
-        .map(|a| {
-            json!([
-                a.name,
-                a.description,
-                a.input_schema,
-                a.output_schema,
-                a.effect,
-                a.confirmation,
-                a.idempotent
-            ])
-        })
-        .collect();
-    let procedures: Vec<Value> = def
-        .procedures
-        .iter()
-        .map(|p| {
-            json!([
-                p.path,
-                p.description,
-                p.input_schema,
-                p.output_schema,
-                p.effect,
-                p.confirmation,
-                p.overridable_fields
-            ])
-        })
-        .collect();
-    json!([
-        def.component_type,
-        def.instance_id,
-        def.description,
-        def.priority,
-        def.enabled,
-        observations,
-        actions,
-        procedures
-    ])
+/// Whether two definitions have the same structural half: everything but handlers, `when`,
+/// reasons, `bind` and `describe`. The same structure describes the same catalog. (Compared
+/// field by field: schemas as JSON values, which ignore key order.)
+pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
+    let observations = |x: &ObservationDef, y: &ObservationDef| {
+        x.name == y.name && x.description == y.description && x.output_schema == y.output_schema
+    };
+    let actions = |x: &ActionDef, y: &ActionDef| {
+        x.name == y.name
+            && x.description == y.description
+            && x.input_schema == y.input_schema
+            && x.output_schema == y.output_schema
+            && x.effect == y.effect
+            && x.confirmation == y.confirmation
+            && x.idempotent == y.idempotent
+    };
+    let procedures = |x: &ProcedureDef, y: &ProcedureDef| {
+        x.path == y.path
+            && x.description == y.description
+            && x.input_schema == y.input_schema
+            && x.output_schema == y.output_schema
+            && x.effect == y.effect
+            && x.confirmation == y.confirmation
+            && x.overridable_fields == y.overridable_fields
+    };
+    fn all<T>(x: &[T], y: &[T], same: impl Fn(&T, &T) -> bool) -> bool {
+        x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+    }
+    a.component_type == b.component_type
+        && a.instance_id == b.instance_id
+        && a.description == b.description
+        && a.priority == b.priority
+        && a.enabled == b.enabled
+        && all(&a.observations, &b.observations, observations)
+        && all(&a.actions, &b.actions, actions)
+        && all(&a.procedures, &b.procedures, procedures)
 }
 
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that

@@ -521,7 +521,7 @@ impl Surface {
                 message: "a replacement keeps the component type and instance; unregister and register instead".into(),
             });
         }
-        let structural = definition::structure(&old.def) != definition::structure(&def);
+        let structural = !definition::same_structure(&old.def, &def);
         let bound = structural.then(|| Rc::new(definition::capture_bound_keys(&def)));
         let version = {
             let mut state = self.inner.state.borrow_mut();

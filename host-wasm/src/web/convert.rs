@@ -34,7 +34,8 @@ pub(crate) fn from_js(value: JsValue) -> Result<Value, JsValue> {
     let text = json_stringify(&value)?
         .as_string()
         .ok_or_else(|| type_error("not a JSON value"))?;
-    serde_json::from_str(&text).map_err(|_| type_error("not a JSON value"))
+    // from_slice, like the frame decoder, so one JSON parser is linked.
+    serde_json::from_slice(text.as_bytes()).map_err(|_| type_error("not a JSON value"))
 }
 
 /// `object[key]`, `undefined` when absent or when `object` is not an object.
