@@ -26,7 +26,7 @@ if [ ! -d host-wasm/tools/node_modules/playwright-core ]; then
 fi
 
 . host-wasm/tests/browser/serve.sh
-serve "$(mktemp)" target/debug/host-server --demo --static "$site" --database sqlite::memory: --listen 127.0.0.1:0
+serve target/debug/host-server --demo --static "$site" --database sqlite::memory: --listen 127.0.0.1:0
 say "host-server --demo at $url"
 
 GOLDEN_URL="$url" node --test --test-timeout=120000 host-wasm/tests/browser/golden.test.mjs

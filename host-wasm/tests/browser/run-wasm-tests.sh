@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 . tests/browser/serve.sh
-serve "$(mktemp)" node tests/browser/stub-server.mjs
+serve node tests/browser/stub-server.mjs
 
 HOST_WASM_STUB_URL="$url" \
   CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" \

@@ -1,20 +1,20 @@
-# Sourced by the browser test scripts: `serve LOG COMMAND...` starts COMMAND in the background
-# (killed on exit) and sets `url` to the http://127.0.0.1:PORT it reports as "listening on …".
+# Sourced by the browser test scripts: `serve COMMAND...` starts COMMAND in the background
+# (killed on exit) and sets `url` to the http://127.0.0.1:PORT of the "listening on …" line it
+# prints first. That line is read through a FIFO, kept open on fd 3 while the server runs
+# (no polling); stderr goes to a file shown if the server fails to start.
 serve() {
-  local log=$1
-  shift
-  "$@" >"$log" 2>&1 &
-  local pid=$!
-  # shellcheck disable=SC2064 # the pid and log are fixed now
-  trap "kill $pid 2>/dev/null || true; rm -f '$log'" EXIT
-  url=""
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -n1)
-    [ -n "$url" ] && return 0
-    if ! kill -0 "$pid" 2>/dev/null; then cat "$log" >&2; return 1; fi
-    sleep 0.1
-  done
-  echo "$1 did not report its address" >&2
-  cat "$log" >&2
-  return 1
+  serve_dir=$(mktemp -d)
+  mkfifo "$serve_dir/stdout"
+  "$@" >"$serve_dir/stdout" 2>"$serve_dir/stderr" &
+  serve_pid=$!
+  trap 'kill "$serve_pid" 2>/dev/null || true; rm -rf "$serve_dir"' EXIT
+  exec 3<"$serve_dir/stdout"
+  local line=""
+  read -r -t 60 line <&3 || true
+  url=$(printf '%s\n' "$line" | sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p')
+  if [ -z "$url" ]; then
+    echo "$1 did not report its address: ${line:-nothing}" >&2
+    cat "$serve_dir/stderr" >&2
+    return 1
+  fi
 }
