@@ -46,11 +46,14 @@ impl Guard {
         let bytes = std::mem::replace(&mut self.pending, rest);
         let mut text = String::from_utf8(bytes)
             .map_err(|_| protocol("The model stream was not valid UTF-8."))?;
-        if !self.started && !text.is_empty() {
-            self.started = true;
-            if let Some(stripped) = text.strip_prefix('\u{feff}') {
+        if !self.started {
+            // Every leading BOM goes, however the chunks fall: the parser must never see one
+            // at its start (a second BOM would otherwise reach it and panic).
+            let stripped = text.trim_start_matches('\u{feff}');
+            if stripped.len() != text.len() {
                 text = stripped.to_owned();
             }
+            self.started = !text.is_empty();
         }
         match text.rfind(['\n', '\r']) {
             Some(pos) => self.line_bytes = text.len() - pos - 1,
@@ -124,6 +127,19 @@ mod tests {
 
     async fn collect(chunks: Vec<&'static [u8]>) -> Vec<Result<Event, ModelError>> {
         events(body(chunks)).collect().await
+    }
+
+    #[tokio::test]
+    async fn repeated_leading_boms_never_reach_the_parser() {
+        // Found by the SSE-noise property test: two BOMs, then an event.
+        let out = collect(vec![
+            b"\xef\xbb\xbf",
+            b"\xef\xbb\xbf\xef\xbb",
+            b"\xbfdata: 1\n\n",
+        ])
+        .await;
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].as_ref().map(|e| e.data.as_str()), Ok("1"));
     }
 
     #[tokio::test]
