@@ -69,6 +69,11 @@ done
 printf '  %-20s %8d bytes raw %8d bytes gzip (budget %d)\n' total "$raw_total" "$gz_total" "$BUDGET_GZIP_BYTES"
 if [ "$gz_total" -gt "$BUDGET_GZIP_BYTES" ]; then
   echo "over budget: .wasm + JS glue are $gz_total bytes gzip, more than $BUDGET_GZIP_BYTES" >&2
-  exit 1
+  # WASM_BUDGET=report builds the package anyway (the demo and its e2e suite use it) and says
+  # so loudly; the gate itself (the default) fails. The budget is not met yet: see NOTES.md.
+  if [ "${WASM_BUDGET:-enforce}" != report ]; then
+    exit 1
+  fi
+  echo "WASM_BUDGET=report: continuing with an over-budget package" >&2
 fi
 say "$out is ready"
