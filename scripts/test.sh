@@ -27,3 +27,6 @@ bash host-wasm/tests/browser/run-wasm-tests.sh
 step "host-wasm: the golden turn in headless Chromium against host-server --demo"
 bash host-wasm/tests/browser/run-golden.sh
 # ---- end host-wasm ----------------------------------------------------------------------------
+
+step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"
+bash scripts/e2e.sh
