@@ -6,8 +6,6 @@
 //! Names are reversed only through a map built while assigning them; [`decode_wire_name`]
 //! exists for re-rendering stored threads and refuses every name it cannot reverse exactly.
 
-use std::collections::{BTreeMap, HashMap};
-
 /// Longest wire name a provider accepts.
 pub const MAX_WIRE_NAME_LEN: usize = 64;
 /// Longest canonical id.
@@ -205,52 +203,69 @@ fn assign_with<F>(entries: &[WireKey<'_>], encode: F) -> Vec<String>
 where
     F: Fn(&WireKey<'_>, u8) -> String,
 {
-    let mut levels: HashMap<WireKey<'_>, u8> = entries.iter().map(|k| (*k, 0)).collect();
-    let mut names: HashMap<WireKey<'_>, String> = HashMap::with_capacity(levels.len());
+    // The distinct keys, sorted, so the result cannot depend on input order and each entry
+    // finds its key by binary search (sorted vectors, no hash maps: this runs in the wasm
+    // package, where every map type costs bytes).
+    let mut keys: Vec<WireKey<'_>> = entries.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut levels = vec![0u8; keys.len()];
+    let mut names: Vec<String> = keys.iter().map(|k| encode(k, 0)).collect();
     loop {
-        names.clear();
-        for (key, level) in &levels {
-            names.insert(*key, encode(key, *level));
-        }
         let groups = colliding_groups(&names);
+        if groups.is_empty() {
+            break;
+        }
         let mut bumped = false;
         for group in &groups {
-            for key in group {
-                let level = levels.get_mut(key).expect("every named key has a level");
-                if *level < MAX_LEVEL {
-                    *level += 1;
+            for &i in group {
+                if levels[i] < MAX_LEVEL {
+                    levels[i] += 1;
+                    names[i] = encode(&keys[i], levels[i]);
                     bumped = true;
                 }
             }
         }
-        if groups.is_empty() {
-            break;
-        }
         if !bumped {
             for mut group in groups {
-                group.sort_by_cached_key(WireKey::sort_key);
-                for (rank, key) in group.into_iter().enumerate() {
+                group.sort_by_cached_key(|&i| keys[i].sort_key());
+                for (rank, i) in group.into_iter().enumerate() {
                     let suffix = format!("{SHORTENED_MARKER}{rank}");
-                    let name = names.get_mut(&key).expect("named");
-                    let base = utf16_prefix(name, MAX_WIRE_NAME_LEN - suffix.len()).to_owned();
-                    *name = base + &suffix;
+                    let base = utf16_prefix(&names[i], MAX_WIRE_NAME_LEN - suffix.len()).to_owned();
+                    names[i] = base + &suffix;
                 }
             }
             break;
         }
     }
-    entries.iter().map(|k| names[k].clone()).collect()
+    entries
+        .iter()
+        .map(|k| {
+            let i = keys
+                .binary_search(k)
+                .expect("every entry is one of the keys");
+            names[i].clone()
+        })
+        .collect()
 }
 
-fn colliding_groups<'a>(names: &HashMap<WireKey<'a>, String>) -> Vec<Vec<WireKey<'a>>> {
-    let mut by_name: BTreeMap<&str, Vec<WireKey<'a>>> = BTreeMap::new();
-    for (key, name) in names {
-        by_name.entry(name.as_str()).or_default().push(*key);
+/// Indexes of keys sharing a name, one group per shared name (groups of two or more).
+fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]).then(a.cmp(&b)));
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && names[order[end]] == names[order[start]] {
+            end += 1;
+        }
+        if end - start > 1 {
+            groups.push(order[start..end].to_vec());
+        }
+        start = end;
     }
-    by_name
-        .into_values()
-        .filter(|keys| keys.len() > 1)
-        .collect()
+    groups
 }
 
 #[cfg(test)]
