@@ -22,8 +22,9 @@ const GOLDEN_ANSWER = "7 invoices are overdue, worth €102,600";
 const CONTROLLER_ENDING = "Open a row's chase dialog and I can record the reminder against it.";
 const ANALYST_ENDING = "Issuing and deleting are not available to this identity, so I stopped at reading.";
 
-/** A rules script for the second server: an approval turn, a slow turn to cancel, the
- *  golden question through the meta tools, and a plain answer for anything else. */
+/** A rules script for the second server: an approval turn, a confirmed view action, a slow
+ *  turn to cancel, the golden question through the meta tools, and a plain answer for
+ *  anything else. */
 const RULES = {
   turns: [
     {
@@ -55,6 +56,11 @@ const RULES = {
       toolCalls: [{ name: "domain_update-collection-status", input: { note: "Promised by Friday (assistant)." } }],
     },
     { when: { lastUserContains: "Note the promise" }, text: ["Recorded on the open invoice."] },
+    {
+      when: { lastUserContains: "Reset the table", lacksResult: "view_invoices__all__resetView" },
+      toolCalls: [{ name: "view_invoices__all__resetView", input: {} }],
+    },
+    { when: { lastUserContains: "Reset the table" }, text: ["The reset request has an answer."] },
     { when: { lastUserContains: "slowly" }, delayMs: 15000, text: ["This answer arrives too late to be seen."] },
     {
       when: { offered: "surface_discover", lacksResult: "surface_discover" },
@@ -395,6 +401,145 @@ describe("rules-scripted model", () => {
       await waitForText(page, "Still here: the thread is intact.");
       assert.equal(await page.locator('.dock [role="alert"]').count(), 0);
       assert.equal(await page.locator(".msg.user").count(), 2);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("confirmation dialog (rules-scripted model)", () => {
+  const ALL_ROWS = 'table[aria-label="All invoices"] [data-invoice-row]';
+  // Aurora Labs, sorted by amount ascending, Segment hidden; "sent" is picked in the UI.
+  const NARROWED = "/receivables/all?q=aurora&sort=amount.asc&cols=-segment";
+  const RESET = "view:invoices.all.resetView";
+
+  /** The All invoices screen with search, sort and layout in the URL and a column filter set:
+   *  4 sent Aurora invoices, cheapest first. */
+  async function openNarrowed() {
+    const opened = await openApp(browser, rules.url, { path: NARROWED });
+    const { page } = opened;
+    await page.getByLabel("Filter by Status").selectOption("sent");
+    await waitForCount(page, ALL_ROWS, 4);
+    assert.deepEqual(await refs(page), ["AUR-0137", "AUR-0136", "AUR-0134", "AUR-0138"]);
+    assert.deepEqual(await headers(page), ["Invoice", "Client", "Status", "Amount", "Issued", "Due"]);
+    return opened;
+  }
+
+  const refs = (page) => page.locator(`${ALL_ROWS} td:first-child`).allTextContents();
+  const headers = (page) =>
+    page.locator('table[aria-label="All invoices"] th').evaluateAll((ths) => ths.map((th) => th.innerText.replace(/[▲▼]/g, "").trim()));
+
+  /** Sends the scripted request and waits for the dialog, which holds the turn. */
+  async function askToReset(page) {
+    await page.getByRole("textbox", { name: "Message" }).fill("Reset the table please");
+    await page.getByRole("button", { name: "Send" }).click();
+    const dialog = page.getByRole("alertdialog", { name: "Allow this action?" });
+    await dialog.getByText(RESET, { exact: true }).waitFor();
+    await dialog.getByText("Reset this table's search, filters, sort, column layout and selection to their defaults.").waitFor();
+    assert.equal(await page.locator('.dock[aria-busy="true"]').count(), 1);
+    return dialog;
+  }
+
+  async function resultOf(page) {
+    const reset = card(page, RESET);
+    await reset.getByRole("button", { name: "Details" }).click();
+    return reset;
+  }
+
+  /** After a denial: the card holds the typed denial, the model was told, the screen is as it was. */
+  async function assertDenied(page, requests) {
+    await waitForTurnEnd(page, 1);
+    await waitForText(page, "The reset request has an answer.");
+    const reset = await resultOf(page);
+    const className = await reset.getAttribute("class");
+    assert.ok(className.includes("state-error") && !className.includes("state-done"), className);
+    await reset.getByText(/"code": "CONFIRMATION_INVALID"/).waitFor();
+    await reset.getByText(/"reason": "denied"/).waitFor();
+    await reset.getByText(`The user declined to run ${RESET}.`, { exact: false }).waitFor();
+    // The model's next step carried the denial, not a success.
+    assert.equal(requests.length, 2);
+    const sent = JSON.stringify(requests[1]);
+    assert.ok(sent.includes("CONFIRMATION_INVALID"), sent.slice(0, 500));
+
+    const url = new URL(page.url());
+    assert.equal(url.pathname, "/receivables/all");
+    assert.equal(url.searchParams.get("q"), "aurora");
+    assert.equal(url.searchParams.get("sort"), "amount.asc");
+    assert.equal(url.searchParams.get("cols"), "-segment");
+    assert.equal(await page.getByLabel("Filter by Status").inputValue(), "sent");
+    await waitForCount(page, ALL_ROWS, 4);
+    assert.deepEqual(await refs(page), ["AUR-0137", "AUR-0136", "AUR-0134", "AUR-0138"]);
+  }
+
+  test("allowing the confirmed resetView resets search, sort, layout and column filters", async () => {
+    const { context, page, errors } = await openNarrowed();
+    try {
+      const requests = recordRequests(page);
+      const dialog = await askToReset(page);
+      // The first step offered the action marked as needing confirmation.
+      const descriptor = requests[0].catalog.frontendTools.find((t) => t.canonicalId === RESET);
+      assert.ok(descriptor, "resetView is offered on the All invoices screen");
+      assert.match(descriptor.description, /requires confirmation/);
+      assert.deepEqual(descriptor.inputSchema, { type: "object", properties: {}, additionalProperties: false });
+      // Nothing changes while the dialog waits.
+      assert.match(page.url(), /[?&]q=aurora/);
+
+      await dialog.getByRole("button", { name: "Allow" }).click();
+      await dialog.waitFor({ state: "detached" });
+      await page.waitForURL((url) => url.pathname === "/receivables/all" && url.search === "");
+      await waitForCount(page, ALL_ROWS, 24);
+      assert.equal(await page.getByLabel("Filter by Status").inputValue(), "");
+      assert.equal(await page.getByRole("searchbox").inputValue(), "");
+      assert.deepEqual(await headers(page), ["Invoice", "Client", "Segment", "Status", "Amount", "Issued", "Due"]);
+      // Back to the default sort: due date, latest first.
+      assert.equal(await page.locator('table[aria-label="All invoices"] th[aria-sort="descending"]').innerText(), "Due ▼");
+
+      await waitForTurnEnd(page, 1);
+      await waitForText(page, "The reset request has an answer.");
+      const reset = await resultOf(page);
+      const className = await reset.getAttribute("class");
+      assert.ok(className.includes("state-done"), `${className}: ${await reset.textContent()}`);
+      assert.ok(!(await reset.textContent()).includes("CONFIRMATION_INVALID"));
+      assert.equal(requests.length, 2);
+      assert.ok(!JSON.stringify(requests[1]).includes("CONFIRMATION_INVALID"));
+      assert.equal(await page.getByRole("alertdialog").count(), 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  const DENIALS = [
+    [
+      "denying the confirmation changes nothing and answers the model with the typed denial",
+      (page, dialog) => dialog.getByRole("button", { name: "Deny" }).click(),
+    ],
+    ["dismissing the confirmation with Escape is a denial", (page) => page.keyboard.press("Escape")],
+  ];
+  for (const [name, dismiss] of DENIALS) {
+    test(name, async () => {
+      const { context, page } = await openNarrowed();
+      try {
+        const requests = recordRequests(page);
+        const dialog = await askToReset(page);
+        await dismiss(page, dialog);
+        await dialog.waitFor({ state: "detached" });
+        await assertDenied(page, requests);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  test("the toolbar's Reset view button does the same without asking", async () => {
+    const { context, page } = await openNarrowed();
+    try {
+      await page.getByRole("toolbar", { name: "All invoices filters" }).getByRole("button", { name: "Reset view" }).click();
+      await page.waitForURL((url) => url.pathname === "/receivables/all" && url.search === "");
+      await waitForCount(page, ALL_ROWS, 24);
+      assert.equal(await page.getByLabel("Filter by Status").inputValue(), "");
+      assert.deepEqual(await headers(page), ["Invoice", "Client", "Segment", "Status", "Amount", "Issued", "Due"]);
+      assert.equal(await page.getByRole("alertdialog").count(), 0);
     } finally {
       await context.close();
     }

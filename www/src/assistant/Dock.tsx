@@ -349,6 +349,17 @@ function AssistantMessage() {
 function ConfirmDialog({ pending }: { pending: PendingConfirm }) {
   const { request, resolve } = pending;
   useEffect(() => () => resolve(false), [resolve]);
+  // Dismissing the dialog (Escape) is a denial.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        resolve(false);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [resolve]);
   return (
     <div className="dialog-backdrop">
       <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" className="dialog">

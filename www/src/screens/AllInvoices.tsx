@@ -66,6 +66,7 @@ export const ALL_SPEC: TableSpec<InvoiceRow> = {
   }),
   selection: false,
   rowLabel: (r) => r.reference,
+  assistantReset: true,
 };
 
 export function AllInvoices() {

@@ -40,6 +40,9 @@ export function LedgerTableView<R extends { id: number }>({ t, toolbar, clearKey
         >
           Clear filters
         </button>
+        <button type="button" onClick={() => t.resetView()}>
+          Reset view
+        </button>
         <details className="columns-menu">
           <summary>Columns</summary>
           <ul>

@@ -336,6 +336,21 @@ export function tableCapabilities<R extends { id: number }>(
     },
   );
 
+  if (spec.assistantReset) {
+    actions.push({
+      name: "resetView",
+      description:
+        "Reset this table's search, filters, sort, column layout and selection to their defaults.",
+      effect: "local-state",
+      confirmation: "required",
+      idempotent: true,
+      inputSchema: EMPTY_INPUT_SCHEMA,
+      execute: () => {
+        ref.current.resetView();
+      },
+    });
+  }
+
   return { observations, actions };
 }
 

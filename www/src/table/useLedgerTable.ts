@@ -63,6 +63,9 @@ export interface TableSpec<R extends { id: number }> {
   selection: boolean;
   /** The checkbox label's subject, e.g. the reference. */
   rowLabel: (row: R) => string;
+  /** Offer the assistant `resetView` (asks the user to confirm first). Off on the pending
+   *  screen, whose catalog is pinned to the reference's 16 descriptors. */
+  assistantReset?: boolean;
 }
 
 export interface Layout {
@@ -90,6 +93,9 @@ export interface LedgerTable<R extends { id: number }> {
   setColumnFilters: (patch: Record<string, string>, opts?: { clearAll?: boolean }) => void;
   setLayout: (layout: Layout) => void;
   setSelection: (ids: number[]) => void;
+  /** Search, toolbar filters, sort, column filters, column layout (URL and remembered) and
+   *  selection back to their defaults, in one history replacement. */
+  resetView: () => void;
 }
 
 function movable<R>(columns: ColumnSpec<R>[]): ColumnSpec<R>[] {
@@ -312,6 +318,18 @@ export function useLedgerTable<R extends { id: number }>(
     [writeParams],
   );
 
+  const resetView = useCallback(() => {
+    try {
+      window.localStorage.removeItem(spec.storageKey);
+    } catch {
+      // Storage may be unavailable; the URL no longer carries a layout either way.
+    }
+    setColumnFilterState({});
+    writeParams((p) => {
+      for (const key of [...spec.urlFilters.map((f) => f.key), "sort", "cols", "sel"]) p.delete(key);
+    });
+  }, [writeParams, spec]);
+
   const filterOptions = useCallback(
     (columnId: string): Option[] => {
       const column = spec.columns.find((c) => c.id === columnId);
@@ -345,6 +363,7 @@ export function useLedgerTable<R extends { id: number }>(
     setColumnFilters,
     setLayout,
     setSelection,
+    resetView,
   };
 }
 
