@@ -198,6 +198,13 @@ impl SurfaceError {
         .with_details(json!({ "reason": "denied" }))
     }
 
+    /// Whether a tool value is the denial [`SurfaceError::confirmation_denied`] produces.
+    pub fn is_confirmation_denial(value: &Value) -> bool {
+        let error = &value["error"];
+        error["code"] == ErrorCode::ConfirmationInvalid.as_str()
+            && error["details"]["reason"] == "denied"
+    }
+
     /// The wire form, `{code, message, retry, details?}`.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();

@@ -12,6 +12,7 @@ pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
 
 use crate::capability::Effect;
+use crate::envelope::SurfaceError;
 use crate::guard::{unexecuted_results, LoopGuard};
 use crate::meta::{dispatch_meta, meta_catalog};
 use crate::projection::{project, Projection};
@@ -390,6 +391,13 @@ impl Turn<'_, '_> {
                     let effect = projection.binding(&call.wire_name).map(|b| b.effect);
                     (direct, projection.moves_surface(&call.wire_name), effect)
                 };
+            // Cancelled while the user was being asked: the call never ran and the user never
+            // declined it, so it is answered as unexecuted (J7), not as a denial.
+            if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
+                reached -= 1;
+                stop = Some(TurnOutcomeStop::Cancelled);
+                break;
+            }
             env.observer.on_event(&TurnEvent::ToolCallSettled {
                 tool_call_id: call.tool_call_id.clone(),
                 wire_name: call.wire_name.clone(),

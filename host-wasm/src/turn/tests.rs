@@ -37,6 +37,8 @@ struct Fake {
     has_until: Cell<bool>,
     yields: Cell<u32>,
     confirm_answer: Cell<bool>,
+    /// The turn is cancelled while the user is being asked.
+    abort_on_confirm: Cell<bool>,
     confirms: RefCell<Vec<ConfirmRequest>>,
     frames: RefCell<Vec<String>>,
     events: RefCell<Vec<TurnEvent>>,
@@ -117,6 +119,11 @@ impl TurnUi for Fake {
 
     fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool> {
         self.confirms.borrow_mut().push(request.clone());
+        if self.abort_on_confirm.get() {
+            // A dismissed dialog resolves false, like the unmounted dock does on cancel.
+            self.aborted.set(true);
+            return async { false }.boxed_local();
+        }
         let answer = self.confirm_answer.get();
         async move { answer }.boxed_local()
     }
@@ -912,6 +919,25 @@ fn a_denied_confirmation_is_a_typed_result_and_nothing_runs() {
     assert_eq!(value["error"]["retry"], "no");
     assert_eq!(value["error"]["details"]["reason"], "denied");
     assert!(h.screen.calls.borrow().is_empty());
+}
+
+#[test]
+fn a_cancel_while_the_user_is_asked_leaves_the_call_unexecuted_not_denied() {
+    let h = Harness::new();
+    h.fake.abort_on_confirm.set(true);
+    confirmed_table(&h);
+    let outcome = h.run(h.options());
+    assert_eq!(outcome.status, TurnStatus::Cancelled);
+    // J7: the user never declined; the call did not run and can be called again.
+    let value = &tool_values(&outcome)[0];
+    assert_eq!(value["error"]["code"], "TOOL_NOT_EXECUTED");
+    assert_eq!(value["error"]["retry"], "yes");
+    assert!(h.screen.calls.borrow().is_empty());
+    assert_eq!(
+        h.fake.posted.borrow().len(),
+        1,
+        "nothing is posted after the cancel"
+    );
 }
 
 #[test]
