@@ -57,19 +57,13 @@ impl ChatConfig {
     }
 }
 
-async fn method_not_allowed() -> actix_web::HttpResponse {
-    actix_web::HttpResponse::MethodNotAllowed().json(serde_json::json!({
-        "error": {"code": "METHOD_NOT_ALLOWED", "message": "Use POST for the chat endpoint."}
-    }))
-}
-
 /// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::new(chat.clone())).service(
             web::resource("/agent/chat")
                 .route(web::post().to(agent_chat))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(crate::http::method_not_allowed)),
         );
     }
 }

@@ -151,7 +151,7 @@ where
     )
 }
 
-async fn method_not_allowed() -> HttpResponse {
+pub(crate) async fn method_not_allowed() -> HttpResponse {
     HttpResponse::MethodNotAllowed()
         .json(json!({"error": {"code": "METHOD_NOT_ALLOWED", "message": "This method is not allowed here."}}))
 }
