@@ -150,6 +150,28 @@ impl ChatReply {
             .expect("a step-finish frame")
     }
 
+    /// The `tool-result` frames, in order.
+    pub fn tool_results(&self) -> Vec<&dpas_protocol::ToolResultFrame> {
+        self.frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::ToolResult(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The `error` frames' bodies, in order.
+    pub fn errors(&self) -> Vec<&dpas_protocol::ErrorBody> {
+        self.frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Error { error } => Some(error),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn text(&self) -> String {
         self.frames
             .iter()

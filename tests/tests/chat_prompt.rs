@@ -29,8 +29,8 @@ impl ModelProvider for Recorder {
     }
 }
 
-#[actix_web::test]
-async fn availability_changes_nothing_but_the_last_system_message() {
+/// A server on the golden scenario whose provider records every request.
+async fn recording_server() -> (server::ChatServer, Arc<Recorder>) {
     let recorder = Arc::new(Recorder {
         inner: ScriptedProvider::golden(),
         seen: Mutex::new(Vec::new()),
@@ -40,6 +40,12 @@ async fn availability_changes_nothing_but_the_last_system_message() {
         ..Options::default()
     })
     .await;
+    (srv, recorder)
+}
+
+#[actix_web::test]
+async fn availability_changes_nothing_but_the_last_system_message() {
+    let (srv, recorder) = recording_server().await;
     let mut body: Value =
         serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();
     assert_eq!(srv.chat(&body, "controller").await.status, 200);
@@ -86,15 +92,7 @@ async fn availability_changes_nothing_but_the_last_system_message() {
 
 #[actix_web::test]
 async fn the_system_prompt_follows_the_catalog_mode() {
-    let recorder = Arc::new(Recorder {
-        inner: ScriptedProvider::golden(),
-        seen: Mutex::new(Vec::new()),
-    });
-    let srv = server::start_with(Options {
-        model: Model::Custom(recorder.clone()),
-        ..Options::default()
-    })
-    .await;
+    let (srv, recorder) = recording_server().await;
     let mut body = json!({
         "protocolVersion": 2, "conversationId": "c", "turnId": "t", "stepIndex": 0,
         "pathname": "/receivables/pending", "messages": [{"role": "user", "content": "hi"}],

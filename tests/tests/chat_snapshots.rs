@@ -66,14 +66,7 @@ fn inspector_events(reply: &ChatReply) -> Vec<String> {
 }
 
 fn error_codes(reply: &ChatReply) -> Vec<String> {
-    reply
-        .frames
-        .iter()
-        .filter_map(|f| match f {
-            Frame::Error { error } => Some(error.code.clone()),
-            _ => None,
-        })
-        .collect()
+    reply.errors().iter().map(|e| e.code.clone()).collect()
 }
 
 async fn controller_chat(srv: &ChatServer, body: Value) -> ChatReply {
@@ -325,14 +318,7 @@ async fn approval_gated_write() {
         .map(|t| t.canonical_id.as_str())
         .collect();
     assert_eq!(gated, ["domain:issue-invoice", "domain:delete-invoice"]);
-    let result = reply
-        .frames
-        .iter()
-        .find_map(|f| match f {
-            Frame::ToolResult(r) => Some(r),
-            _ => None,
-        })
-        .unwrap();
+    let result = reply.tool_results()[0];
     assert!(result.ok);
     assert_eq!(result.result["status"], "approval-required");
     // An approval record waits, and nothing was written: draft 5 is still a draft.

@@ -155,14 +155,7 @@ fn assert_carla_step0(reply: &ChatReply, call_a: &str, call_b: &str) {
             )
         ]
     );
-    let result = reply
-        .frames
-        .iter()
-        .find_map(|f| match f {
-            Frame::ToolResult(r) => Some(r),
-            _ => None,
-        })
-        .expect("the server tool ran");
+    let result = *reply.tool_results().first().expect("the server tool ran");
     assert_eq!(result.tool_call_id, call_a);
     assert!(result.ok);
     assert_eq!(
@@ -254,14 +247,7 @@ async fn a_vendor_failure_is_a_safe_model_error_and_the_step_still_finishes() {
     );
     let vendor = StandIn::start(vec![Reply::status(401, &secret_body)]).await;
     let reply = carla_step0(Arc::new(stand_in::openai(&vendor.base_url))).await;
-    let error = reply
-        .frames
-        .iter()
-        .find_map(|f| match f {
-            Frame::Error { error } => Some(error.clone()),
-            _ => None,
-        })
-        .expect("an error frame");
+    let error = *reply.errors().first().expect("an error frame");
     assert_eq!(error.code, "MODEL_ERROR");
     assert!(
         !error.message.contains(stand_in::OPENAI_KEY),

@@ -386,15 +386,7 @@ impl StepRun {
         let timeout = self.model_timeout;
         let mut stream = match tokio::time::timeout(timeout, self.provider.stream(request)).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => {
-                return self
-                    .fail(
-                        sink,
-                        finish_reason,
-                        HostError::new(HostErrorCode::ModelError, sanitise(&e.message)),
-                    )
-                    .await
-            }
+            Ok(Err(e)) => return self.fail_model(sink, finish_reason, &e).await,
             Err(_) => return self.fail_timeout(sink, finish_reason).await,
         };
         loop {
@@ -405,15 +397,7 @@ impl StepRun {
                     history.flush();
                     return StepEnd::Finished;
                 }
-                Ok(Some(Err(e))) => {
-                    return self
-                        .fail(
-                            sink,
-                            finish_reason,
-                            HostError::new(HostErrorCode::ModelError, sanitise(&e.message)),
-                        )
-                        .await
-                }
+                Ok(Some(Err(e))) => return self.fail_model(sink, finish_reason, &e).await,
                 Ok(Some(Ok(event))) => event,
             };
             match event {
@@ -461,6 +445,17 @@ impl StepRun {
         *finish_reason = "error".into();
         self.emit(sink, Frame::error(&err)).await;
         StepEnd::Failed
+    }
+
+    /// A provider failure: `MODEL_ERROR` with the sanitised message (F4).
+    async fn fail_model(
+        &mut self,
+        sink: &FrameSink,
+        finish_reason: &mut String,
+        error: &dpas_model::ModelError,
+    ) -> StepEnd {
+        let err = HostError::new(HostErrorCode::ModelError, sanitise(&error.message));
+        self.fail(sink, finish_reason, err).await
     }
 
     async fn fail_timeout(&mut self, sink: &FrameSink, finish_reason: &mut String) -> StepEnd {
