@@ -20,23 +20,9 @@ done
 say "npm ci in tests/e2e"
 (cd tests/e2e && npm ci --no-audit --no-fund)
 
-# The server prints one line on stdout once it listens ("listening on http://ADDR ..."); read
-# it through a FIFO (kept open on fd 3 for the server's lifetime), logs go to a file.
-work=$(mktemp -d)
-mkfifo "$work/stdout"
-target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0 \
-  >"$work/stdout" 2>"$work/stderr" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-exec 3<"$work/stdout"
-line=""
-read -r -t 60 line <&3 || true
-url=$(printf '%s\n' "$line" | sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p')
-if [ -z "$url" ]; then
-  echo "host-server did not report its address: ${line:-nothing}" >&2
-  cat "$work/stderr" >&2
-  exit 1
-fi
+# Starts the server and reads its "listening on" line (scripts/lib/serve.sh); logs go to a file.
+. scripts/lib/serve.sh
+serve target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0
 say "demo server at $url"
 
 cd tests/e2e

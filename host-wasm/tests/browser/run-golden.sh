@@ -25,7 +25,7 @@ if [ ! -d host-wasm/tools/node_modules/playwright-core ]; then
   (cd host-wasm/tools && npm ci --no-audit --no-fund)
 fi
 
-. host-wasm/tests/browser/serve.sh
+. scripts/lib/serve.sh
 serve target/debug/host-server --demo --static "$site" --database sqlite::memory: --listen 127.0.0.1:0
 say "host-server --demo at $url"
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-. tests/browser/serve.sh
+. ../scripts/lib/serve.sh
 serve node tests/browser/stub-server.mjs
 
 HOST_WASM_STUB_URL="$url" \

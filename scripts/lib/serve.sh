@@ -1,4 +1,5 @@
-# Sourced by the browser test scripts: `serve COMMAND...` starts COMMAND in the background
+# Sourced by the scripts that start a server for browser tests (scripts/e2e.sh,
+# host-wasm/tests/browser/run-*.sh): `serve COMMAND...` starts COMMAND in the background
 # (killed on exit) and sets `url` to the http://127.0.0.1:PORT of the "listening on …" line it
 # prints first. That line is read through a FIFO, kept open on fd 3 while the server runs
 # (no polling); stderr goes to a file shown if the server fails to start.
