@@ -1,7 +1,7 @@
 //! Composition rules shared by both halves: collisions (E3 and decision 4), the
 //! capability-state message (E6), meta-mode tools (I1–I3) and a call's canonical id (I2).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::frame::DomainToolInfo;
 use crate::tool::{Confirmation, Plane, WireToolDescriptor, WireToolState};
@@ -142,47 +142,34 @@ pub fn meta_descriptors() -> Vec<WireToolDescriptor> {
             SURFACE_DISCOVER,
             "read",
             "[view · read] Lists what the screen offers right now: components, their observations and actions, contextual procedures, input schemas and availability. Call it with no arguments first; pass `scope` only to narrow to component-type prefixes you have seen in a previous answer.",
-            json!({
-                "type": "object",
-                "properties": {"scope": {"type": "array", "items": {"type": "string"}}},
-                "additionalProperties": false
-            }),
+            static_schema(r#"{"type":"object","properties":{"scope":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}"#),
         ),
         tool(
             SURFACE_READ,
             "read",
             "[view · read] Reads one observation by the capabilityId that surface_discover listed.",
-            json!({
-                "type": "object",
-                "properties": {"capabilityId": {"type": "string"}, "instanceId": {"type": "string"}},
-                "required": ["capabilityId"],
-                "additionalProperties": false
-            }),
+            static_schema(r#"{"type":"object","properties":{"capabilityId":{"type":"string"},"instanceId":{"type":"string"}},"required":["capabilityId"],"additionalProperties":false}"#),
         ),
         tool(
             SURFACE_ACT,
             "unknown",
             "[view · unknown] Runs one action or contextual procedure by the capabilityId that surface_discover listed; its own arguments go inside `input`.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "capabilityId": {"type": "string"},
-                    "instanceId": {"type": "string"},
-                    "input": {"type": "object"},
-                    "invocationId": {"type": "string"},
-                    "confirmationId": {"type": "string"},
-                    "surfaceVersion": {"type": "string"}
-                },
-                "required": ["capabilityId"],
-                "additionalProperties": false
-            }),
+            static_schema(r#"{"type":"object","properties":{"capabilityId":{"type":"string"},"instanceId":{"type":"string"},"input":{"type":"object"},"invocationId":{"type":"string"},"confirmationId":{"type":"string"},"surfaceVersion":{"type":"string"}},"required":["capabilityId"],"additionalProperties":false}"#),
         ),
     ]
+}
+
+/// A schema written as JSON text: parsed where it is needed instead of being built by
+/// `json!`, whose per-leaf `unwrap` and generated code are the larger share in the browser
+/// build. The texts are constants, checked by the tests below.
+fn static_schema(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn desc(wire: &str, id: &str) -> WireToolDescriptor {
         WireToolDescriptor {

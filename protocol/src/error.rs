@@ -2,8 +2,9 @@
 //! (reference-behaviour K3, plus `UNAUTHENTICATED` and `REQUEST_TOO_LARGE`), and the
 //! tool-result error payloads both halves must write with the same words.
 
+use crate::json::error_object;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Transport and runtime conditions of the host (distinct from capability errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -189,7 +190,10 @@ impl HostError {
 
     /// The JSON error body of reference-behaviour K5: `{"error":{"code","message"}}`.
     pub fn to_body(&self) -> Value {
-        json!({ "error": { "code": self.code.as_str(), "message": self.message } })
+        error_object([
+            ("code", self.code.as_str().into()),
+            ("message", self.message.as_str().into()),
+        ])
     }
 }
 
@@ -200,6 +204,23 @@ pub enum Retry {
     Yes,
     No,
     AfterRefresh,
+}
+
+impl Retry {
+    /// The wire spelling (`yes`, `no`, `after-refresh`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Retry::Yes => "yes",
+            Retry::No => "no",
+            Retry::AfterRefresh => "after-refresh",
+        }
+    }
+}
+
+impl From<Retry> for Value {
+    fn from(retry: Retry) -> Self {
+        Value::from(retry.as_str())
+    }
 }
 
 /// Tool-result error payloads (these are tool *results*, not frames; K3).
@@ -213,11 +234,11 @@ pub mod tool_results {
 
     /// `NO_SUCH_TOOL`: the model named a tool in neither plane (F4).
     pub fn no_such_tool(wire_name: &str) -> Value {
-        json!({ "error": {
-            "code": "NO_SUCH_TOOL",
-            "message": no_such_tool_message(wire_name),
-            "retry": Retry::No,
-        }})
+        error_object([
+            ("code", "NO_SUCH_TOOL".into()),
+            ("message", no_such_tool_message(wire_name).into()),
+            ("retry", Retry::No.into()),
+        ])
     }
 
     pub fn no_such_tool_message(wire_name: &str) -> String {
@@ -228,34 +249,40 @@ pub mod tool_results {
 
     /// `TOOL_NOT_EXECUTED`: a call the run never answered (F7, J7).
     pub fn tool_not_executed() -> Value {
-        json!({ "error": {
-            "code": "TOOL_NOT_EXECUTED",
-            "message": TOOL_NOT_EXECUTED_MESSAGE,
-            "retry": Retry::Yes,
-        }})
+        error_object([
+            ("code", "TOOL_NOT_EXECUTED".into()),
+            ("message", TOOL_NOT_EXECUTED_MESSAGE.into()),
+            ("retry", Retry::Yes.into()),
+        ])
     }
 
     /// `TOOL_FAILED`: a known server tool errored (F4); carries no retry key.
     pub fn tool_failed(sanitised_message: &str) -> Value {
-        json!({ "error": { "code": "TOOL_FAILED", "message": sanitised_message } })
+        error_object([
+            ("code", "TOOL_FAILED".into()),
+            ("message", sanitised_message.into()),
+        ])
     }
 
     /// `CAPABILITY_NOT_FOUND` from browser dispatch (J5).
     pub fn capability_not_found(wire_name: &str) -> Value {
-        json!({ "error": {
-            "code": "CAPABILITY_NOT_FOUND",
-            "message": format!("Tool {wire_name} is not present on the current surface."),
-            "retry": Retry::AfterRefresh,
-        }})
+        error_object([
+            ("code", "CAPABILITY_NOT_FOUND".into()),
+            (
+                "message",
+                format!("Tool {wire_name} is not present on the current surface.").into(),
+            ),
+            ("retry", Retry::AfterRefresh.into()),
+        ])
     }
 
     /// `EXECUTION_FAILED`: a browser handler threw (J5).
     pub fn execution_failed() -> Value {
-        json!({ "error": {
-            "code": "EXECUTION_FAILED",
-            "message": EXECUTION_FAILED_MESSAGE,
-            "retry": Retry::No,
-        }})
+        error_object([
+            ("code", "EXECUTION_FAILED".into()),
+            ("message", EXECUTION_FAILED_MESSAGE.into()),
+            ("retry", Retry::No.into()),
+        ])
     }
 
     /// Whether a result is error-shaped: an object with `status:"error"` or with an `error`
@@ -268,5 +295,29 @@ pub mod tool_results {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_spelling_is_its_serde_spelling() {
+        for retry in [Retry::Yes, Retry::No, Retry::AfterRefresh] {
+            assert_eq!(serde_json::to_value(retry).unwrap(), Value::from(retry));
+        }
+        assert_eq!(Value::from(Retry::AfterRefresh), "after-refresh");
+    }
+
+    #[test]
+    fn tool_result_payloads_keep_their_key_order() {
+        let text = serde_json::to_string(&tool_results::capability_not_found("view_x")).unwrap();
+        assert_eq!(
+            text,
+            r#"{"error":{"code":"CAPABILITY_NOT_FOUND","message":"Tool view_x is not present on the current surface.","retry":"after-refresh"}}"#
+        );
+        let body = HostError::of(HostErrorCode::ModelTimeout).to_body();
+        assert_eq!(body["error"]["code"], "MODEL_TIMEOUT");
     }
 }

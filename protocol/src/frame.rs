@@ -58,6 +58,17 @@ impl<'de> Deserialize<'de> for Frame {
     }
 }
 
+/// Decodes a frame from a parsed JSON value with exactly the rules of `Frame`'s
+/// `Deserialize`; `None` when that would refuse it. The NDJSON reader parses each line as a
+/// plain `Value` and comes here, so the browser build never instantiates serde_json's typed
+/// deserializer paths (their type-mismatch errors format floats through `core::fmt`).
+pub fn decode_frame(value: Value) -> Option<Frame> {
+    match value {
+        Value::Object(map) => decode::frame(map).ok(),
+        _ => None,
+    }
+}
+
 /// Decodes a JSON array of model messages exactly as `Vec<WireModelMessage>`'s derive does,
 /// without its generic machinery (the browser decodes histories with this); `None` when the
 /// derive would refuse it.

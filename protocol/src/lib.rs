@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod error;
 pub mod frame;
+pub mod json;
 pub mod limits;
 pub mod message;
 pub mod ndjson;

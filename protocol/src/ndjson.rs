@@ -5,6 +5,7 @@
 
 use crate::error::HostErrorCode;
 use crate::frame::{ErrorBody, Frame};
+use serde_json::Value;
 
 /// The message of the error frame a malformed line becomes (J4).
 pub const MALFORMED_FRAME_MESSAGE: &str = "Malformed frame received.";
@@ -53,13 +54,25 @@ impl FrameDecoder {
 
     /// Feeds a chunk and appends every frame completed by it to `out`.
     pub fn push_into(&mut self, chunk: &[u8], out: &mut Vec<Frame>) {
+        self.push_lines(chunk, |frame, _| out.push(frame));
+    }
+
+    /// Feeds a chunk and hands every frame it completed to `each`, with the line's text
+    /// (trimmed) when the line decoded, `None` for a malformed line (whose frame is then the
+    /// J4 error frame). A reader that forwards frames elsewhere can pass the server's own
+    /// text on instead of serialising the frame again.
+    pub fn push_lines(&mut self, chunk: &[u8], mut each: impl FnMut(Frame, Option<&str>)) {
         self.buf.extend_from_slice(chunk);
         let mut start = 0;
         let mut pos = self.scanned;
         while let Some(offset) = self.buf[pos..].iter().position(|&b| b == b'\n') {
             let end = pos + offset;
-            if let Some(frame) = decode_line(&self.buf[start..end]) {
-                out.push(frame);
+            let line = self.buf[start..end].trim_ascii();
+            if !line.is_empty() {
+                match decode_line(line) {
+                    Some((frame, text)) => each(frame, Some(text)),
+                    None => each(malformed_frame(), None),
+                }
             }
             start = end + 1;
             pos = start;
@@ -87,13 +100,11 @@ impl FrameDecoder {
     }
 }
 
-/// Decodes one line: trimmed; empty lines yield nothing; bad UTF-8 or JSON is malformed.
-fn decode_line(line: &[u8]) -> Option<Frame> {
-    let line = line.trim_ascii();
-    if line.is_empty() {
-        return None;
-    }
-    Some(serde_json::from_slice::<Frame>(line).unwrap_or_else(|_| malformed_frame()))
+/// Decodes one trimmed, non-empty line; `None` when it is not UTF-8 JSON of a frame.
+fn decode_line(line: &[u8]) -> Option<(Frame, &str)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let frame = crate::frame::decode_frame(serde_json::from_str::<Value>(text).ok()?)?;
+    Some((frame, text))
 }
 
 /// Decodes a whole body at once (tests, recorded traces).
@@ -135,6 +146,31 @@ mod tests {
         }
         assert_eq!(frames[3], Frame::TextDelta { text: "a".into() });
         assert!(end.is_ok());
+    }
+
+    #[test]
+    fn push_lines_hands_over_each_line_as_sent_and_none_for_a_malformed_one() {
+        let body = b"  {\"type\":\"text-delta\",\"text\":\"a\",\"extra\":1}\r\n[1]\n\n{\"type\":\"future-frame\"}\n";
+        for split in 0..body.len() {
+            let mut d = FrameDecoder::new();
+            let mut seen: Vec<(Frame, Option<String>)> = Vec::new();
+            for chunk in [&body[..split], &body[split..]] {
+                d.push_lines(chunk, |frame, raw| {
+                    seen.push((frame, raw.map(str::to_owned)))
+                });
+            }
+            assert_eq!(seen.len(), 3, "split at {split}");
+            assert_eq!(seen[0].0, Frame::TextDelta { text: "a".into() });
+            // The line itself, trimmed: unknown keys the frame type drops are still there.
+            assert_eq!(
+                seen[0].1.as_deref(),
+                Some("{\"type\":\"text-delta\",\"text\":\"a\",\"extra\":1}")
+            );
+            // A JSON value that is not an object is malformed: the J4 frame, no text.
+            assert_eq!(seen[1], (malformed_frame(), None));
+            assert!(matches!(seen[2].0, Frame::Unknown(_)));
+            assert_eq!(seen[2].1.as_deref(), Some("{\"type\":\"future-frame\"}"));
+        }
     }
 
     #[test]

@@ -74,8 +74,11 @@ pub struct StepRequestV1 {
 }
 
 impl StepRequestV2 {
-    pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("a step request always serialises")
+    /// The request body. Serialising these types cannot fail (string keys, no custom
+    /// `Serialize`), but the error is handed back rather than unwrapped: an `expect` here
+    /// would link serde_json's `Debug` error formatting into the browser build.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(self)
     }
 }
 

@@ -1,0 +1,56 @@
+//! Building JSON objects without `serde_json::json!` on paths the browser build runs.
+//!
+//! The macro passes every leaf but `null`/`true`/`false` through `to_value(..).unwrap()`;
+//! that `unwrap` links serde_json's `Debug` error formatting, and with it core's Unicode
+//! escaping tables, into the `.wasm` (a few kilobytes gzip). The values built here are the
+//! same, keys in the order written.
+
+use serde_json::{Map, Value};
+
+/// `{"k1": v1, "k2": v2, …}` in the order given (a later duplicate key replaces the value).
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(entries_map(entries))
+}
+
+/// The same entries as a map.
+pub fn entries_map<const N: usize>(entries: [(&str, Value); N]) -> Map<String, Value> {
+    entries
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
+}
+
+/// `{"error": {…}}`, the envelope of every tool-result error.
+pub fn error_object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    object([("error", object(fields))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builds_what_the_macro_builds_with_its_key_order() {
+        let built = object([
+            ("zeta", Value::from("z")),
+            ("alpha", Value::from(3u64)),
+            (
+                "nested",
+                object([("b", Value::Null), ("a", Value::from(true))]),
+            ),
+            ("list", Value::from(vec!["x", "y"])),
+        ]);
+        let expected = json!({ "zeta": "z", "alpha": 3, "nested": { "b": null, "a": true }, "list": ["x", "y"] });
+        assert_eq!(built, expected);
+        assert_eq!(
+            serde_json::to_string(&built).unwrap(),
+            serde_json::to_string(&expected).unwrap(),
+            "same bytes, so the same key order"
+        );
+        assert_eq!(
+            error_object([("code", "X".into())]),
+            json!({ "error": { "code": "X" } })
+        );
+    }
+}
