@@ -12,9 +12,7 @@ if [ ! -f scripts/build-wasm.sh ]; then
   exit 1
 fi
 say "building the @dpas/host package"
-# The size budget is reported, not enforced, here: the app must build while the package is
-# over it (NOTES.md); `bash scripts/build-wasm.sh` alone enforces it.
-WASM_BUDGET=report bash scripts/build-wasm.sh
+bash scripts/build-wasm.sh
 if [ ! -f host-wasm/pkg/package.json ]; then
   echo "scripts/build-wasm.sh did not produce host-wasm/pkg/package.json" >&2
   exit 1

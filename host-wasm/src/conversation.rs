@@ -8,6 +8,7 @@
 
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
+use dpas_protocol::json::object;
 use dpas_protocol::wire_name::decode_wire_name;
 use dpas_protocol::{
     ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, Usage, WireModelMessage,
@@ -331,7 +332,7 @@ impl Conversation {
                         canonical_ids.len()
                     ),
                     at: at_ms,
-                    data: Some(serde_json::json!({ "capabilityIds": canonical_ids })),
+                    data: Some(object([("capabilityIds", canonical_ids.clone().into())])),
                 })
             }
             TurnEvent::StepStarted { .. }

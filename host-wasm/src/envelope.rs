@@ -3,8 +3,9 @@
 //! Errors are agent-facing: a closed code enum, an agent-safe message, a retry hint and
 //! optional details. A handler's own error text never reaches this envelope.
 
+use dpas_protocol::json::object;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The agent-facing capability error codes (a closed enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -142,7 +143,7 @@ impl SurfaceError {
             Retry::AfterRefresh,
             format!("{capability_id} is not available right now: {reason}"),
         )
-        .with_details(json!({ "reason": reason }))
+        .with_details(object([("reason", reason.into())]))
     }
 
     /// Input failed the schema; `issues` are `{path, message}` objects.
@@ -152,7 +153,7 @@ impl SurfaceError {
             Retry::WithChanges,
             format!("The input does not match the input schema of {capability_id}. Fix the listed issues and call it again."),
         )
-        .with_details(json!({ "issues": issues }))
+        .with_details(object([("issues", issues.into())]))
     }
 
     /// The agent supplied keys the UI binds and locks.
@@ -166,7 +167,7 @@ impl SurfaceError {
                 if fields.len() == 1 { "it" } else { "them" }
             ),
         )
-        .with_details(json!({ "lockedFields": fields }))
+        .with_details(object([("lockedFields", fields.into())]))
     }
 
     /// A precondition the author checks (also `binding-failed` for procedure bindings).
@@ -185,7 +186,7 @@ impl SurfaceError {
             Retry::No,
             dpas_protocol::error::tool_results::EXECUTION_FAILED_MESSAGE,
         )
-        .with_details(json!({ "reason": "handler-error" }))
+        .with_details(object([("reason", "handler-error".into())]))
     }
 
     /// The user declined a confirmation: a typed result, never a silent success.
@@ -195,7 +196,7 @@ impl SurfaceError {
             Retry::No,
             format!("The user declined to run {capability_id}. Do not call it again unless the user asks."),
         )
-        .with_details(json!({ "reason": "denied" }))
+        .with_details(object([("reason", "denied".into())]))
     }
 
     /// Whether a tool value is the denial [`SurfaceError::confirmation_denied`] produces.
@@ -258,8 +259,8 @@ impl InvocationResult {
     pub fn tool_value(&self) -> Value {
         match &self.outcome {
             Outcome::Ok(Some(output)) => output.clone(),
-            Outcome::Ok(None) => json!({ "done": true }),
-            Outcome::Error(error) => json!({ "error": error.to_value() }),
+            Outcome::Ok(None) => object([("done", true.into())]),
+            Outcome::Error(error) => object([("error", error.to_value())]),
         }
     }
 
@@ -299,6 +300,7 @@ impl InvocationResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn retry_vocabulary_is_kebab_case() {

@@ -48,3 +48,8 @@ pub use turn::{
     run_turn, AbortSignal, ConfirmRequest, Transport, TurnEnv, TurnEvent, TurnObserver,
     TurnOptions, TurnOutcome, TurnStatus, TurnUi,
 };
+
+/// The browser build's allocator (see Cargo.toml): talc in place of std's dlmalloc.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -16,9 +16,10 @@ use crate::envelope::{ErrorCode, Retry, SurfaceError};
 use crate::registry::{InvokeRequest, SnapshotOptions, Surface};
 use crate::turn::{invoke_confirmed, Dispatched, TurnUi};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
+use dpas_protocol::json::object;
 use dpas_protocol::tool::{WireToolDescriptor, WireToolState};
 use dpas_protocol::PendingToolCall;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The meta catalog: the three descriptors, always available.
 pub fn meta_catalog() -> (Vec<WireToolDescriptor>, Vec<WireToolState>) {
@@ -80,14 +81,20 @@ fn envelope_error(verb: &str, path: &str, message: String) -> Dispatched {
         Retry::WithChanges,
         format!("{verb}: {message} The fault is in this tool's own arguments."),
     )
-    .with_details(json!({ "issues": [{ "path": path, "message": message }] }));
+    .with_details(object([(
+        "issues",
+        Value::Array(vec![object([
+            ("path", path.into()),
+            ("message", message.into()),
+        ])]),
+    )]));
     failed(error)
 }
 
 fn failed(error: SurfaceError) -> Dispatched {
     Dispatched {
         ok: false,
-        value: json!({ "error": error.to_value() }),
+        value: object([("error", error.to_value())]),
     }
 }
 
@@ -208,7 +215,11 @@ fn discover(surface: &Surface, floor: &[String], args: &Map<String, Value>) -> D
     };
     let mut value = if !requested.is_empty() && scope.is_empty() {
         // A disjoint request never falls back to the floor: the surface it sees is empty.
-        json!({ "surfaceVersion": surface.version(), "components": [], "procedures": [] })
+        object([
+            ("surfaceVersion", surface.version().into()),
+            ("components", Value::Array(Vec::new())),
+            ("procedures", Value::Array(Vec::new())),
+        ])
     } else {
         serde_json::to_value(surface.snapshot(&SnapshotOptions {
             scope,
@@ -216,8 +227,11 @@ fn discover(surface: &Surface, floor: &[String], args: &Map<String, Value>) -> D
         }))
         .unwrap_or_default()
     };
-    if !refused.is_empty() {
-        value["scopeRejected"] = json!({ "prefixes": refused });
+    if let (false, Some(map)) = (refused.is_empty(), value.as_object_mut()) {
+        map.insert(
+            "scopeRejected".into(),
+            object([("prefixes", refused.into())]),
+        );
     }
     Dispatched { ok: true, value }
 }
@@ -242,7 +256,7 @@ fn unique_registration(
             found.push((
                 component.registration_id.clone(),
                 Effect::Read,
-                json!({ "type": "object" }),
+                object([("type", "object".into())]),
             ));
         }
         if let Some(a) = component
@@ -358,6 +372,7 @@ mod tests {
     use futures_executor::block_on;
     use futures_util::future::LocalBoxFuture;
     use futures_util::FutureExt;
+    use serde_json::json;
 
     struct Ui;
 

@@ -9,7 +9,8 @@
 
 use crate::canonical::to_canonical_string;
 use crate::pattern::Pattern;
-use serde_json::{json, Map, Value};
+use dpas_protocol::json::object;
+use serde_json::{Map, Value};
 
 /// Deepest schema nesting accepted below the root.
 pub const MAX_SCHEMA_DEPTH: usize = 8;
@@ -47,7 +48,11 @@ const COUNT_KEYWORDS: &[&str] = &["minItems", "maxItems", "minLength", "maxLengt
 
 /// The closed empty object schema (observations, and inputs with nothing left to fill).
 pub fn empty_object_schema() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+    object([
+        ("type", "object".into()),
+        ("properties", Value::Object(Map::new())),
+        ("additionalProperties", false.into()),
+    ])
 }
 
 /// One validation failure: a JSON Pointer into the input and an agent-safe message.
@@ -59,7 +64,10 @@ pub struct Issue {
 
 impl Issue {
     pub fn to_value(&self) -> Value {
-        json!({ "path": self.path, "message": self.message })
+        object([
+            ("path", self.path.as_str().into()),
+            ("message", self.message.as_str().into()),
+        ])
     }
 }
 
@@ -564,6 +572,7 @@ pub fn reduce_input_schema(schema: &Value, bound: &[BoundField]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn date() -> Value {
         json!({ "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$" })

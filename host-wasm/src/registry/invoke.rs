@@ -10,9 +10,10 @@ use crate::capability::{Confirmation, Effect, Handler, HandlerError, InvocationC
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::schema::{validate, BoundField, Issue};
+use dpas_protocol::json::object;
 use futures_util::future::{self, Either, LocalBoxFuture, Shared};
 use futures_util::FutureExt;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Settled results kept for replay.
 pub const DEDUPE_CAPACITY: usize = 200;
@@ -76,13 +77,13 @@ struct Resolved {
 }
 
 fn fingerprint(request: &InvokeRequest) -> String {
-    to_canonical_string(&json!({
-        "capabilityId": request.capability_id,
-        "registrationId": request.registration_id,
-        "instanceId": request.instance_id,
-        "surfaceVersion": request.surface_version,
-        "input": request.input,
-    }))
+    to_canonical_string(&object([
+        ("capabilityId", request.capability_id.as_str().into()),
+        ("registrationId", request.registration_id.clone().into()),
+        ("instanceId", request.instance_id.clone().into()),
+        ("surfaceVersion", request.surface_version.clone().into()),
+        ("input", request.input.clone().into()),
+    ]))
 }
 
 fn issues_value(issues: &[Issue]) -> Vec<Value> {
@@ -113,7 +114,7 @@ impl Surface {
                     Retry::WithChanges,
                     "This invocation id was already used for a different request. Use a new invocation id.",
                 )
-                .with_details(json!({ "reason": "id-reused-with-different-request" }));
+                .with_details(object([("reason", "id-reused-with-different-request".into())]));
                 return future::ready(self.result(
                     &invocation_id,
                     &request.capability_id,
@@ -289,7 +290,11 @@ impl Surface {
                 Retry::WithConfirmation,
                 format!("{capability_id} needs the user's confirmation before it runs."),
             )
-            .with_details(json!({ "summary": summary, "effect": effect, "origin": "client" })));
+            .with_details(object([
+                ("summary", summary.into()),
+                ("effect", effect.as_str().into()),
+                ("origin", "client".into()),
+            ])));
         }
         let ctx = InvocationContext {
             invocation_id: invocation_id.to_owned(),
@@ -368,7 +373,7 @@ impl Surface {
                 Retry::AfterRefresh,
                 format!("The component that owned {capability_id} is no longer mounted. Refresh the catalog before calling it."),
             )
-            .with_details(json!({ "phase": "resolve" }))
+            .with_details(object([("phase", "resolve".into())]))
         };
         let chosen = match &request.registration_id {
             Some(token) => match candidates
@@ -393,10 +398,13 @@ impl Surface {
                             Retry::AfterRefresh,
                             format!("{capability_id} was re-registered since the catalog was taken. Refresh the catalog and call it again."),
                         )
-                        .with_details(json!({
-                            "reason": if replaced { "registration-replaced" } else { "surface-reloaded" },
-                            "liveRegistrationId": live_id,
-                        })),
+                        .with_details(object([
+                            (
+                                "reason",
+                                if replaced { "registration-replaced" } else { "surface-reloaded" }.into(),
+                            ),
+                            ("liveRegistrationId", live_id.as_str().into()),
+                        ])),
                         None if replaced => unmounted(),
                         None => SurfaceError::not_found(capability_id),
                     });
@@ -425,14 +433,20 @@ impl Surface {
                     _ => {
                         let instances: Vec<Value> = candidates
                             .iter()
-                            .map(|(r, _, _)| json!({ "instanceId": r.instance_id, "registrationId": r.id, "description": r.def.description }))
+                            .map(|(r, _, _)| {
+                                object([
+                                    ("instanceId", r.instance_id.as_str().into()),
+                                    ("registrationId", r.id.as_str().into()),
+                                    ("description", r.def.description.clone().into()),
+                                ])
+                            })
                             .collect();
                         return Err(SurfaceError::new(
                             ErrorCode::AmbiguousInstance,
                             Retry::WithChanges,
                             format!("{capability_id} is mounted more than once. Call it again with one of the listed instanceIds."),
                         )
-                        .with_details(json!({ "instances": instances })));
+                        .with_details(object([("instances", instances.into())])));
                     }
                 }
             }
@@ -452,7 +466,7 @@ impl Surface {
                     Retry::AfterRefresh,
                     format!("The screen changed since {capability_id} was offered. Refresh the catalog and call it again."),
                 )
-                .with_details(json!({ "reason": "surface-version-mismatch" })));
+                .with_details(object([("reason", "surface-version-mismatch".into())])));
             }
         }
         Ok(Resolved {
@@ -492,7 +506,10 @@ impl Surface {
                     Retry::No,
                     "No procedure executor is installed on this surface.",
                 )
-                .with_details(json!({ "reason": "transport", "transient": false })),
+                .with_details(object([
+                    ("reason", "transport".into()),
+                    ("transient", false.into()),
+                ])),
             );
         };
         let call = handler.call(input, ctx);
@@ -509,7 +526,7 @@ impl Surface {
                             Retry::AfterRefresh,
                             "The component unmounted while the call was running. Refresh the catalog before retrying.",
                         )
-                        .with_details(json!({ "phase": "mid-flight" })),
+                        .with_details(object([("phase", "mid-flight".into())])),
                     );
                 }
             }
@@ -527,7 +544,7 @@ fn check_output(output: Option<Value>, schema: Option<&Value>) -> Outcome {
     let failed = |reason: &str, message: &str| {
         Outcome::Error(
             SurfaceError::new(ErrorCode::ExecutionFailed, Retry::No, message)
-                .with_details(json!({ "reason": reason })),
+                .with_details(object([("reason", reason.into())])),
         )
     };
     let Some(value) = output else {
@@ -585,7 +602,7 @@ fn effective_procedure_input(
     let binding_failed = || {
         SurfaceError::precondition_failed(
             format!("The view state that {capability_id} depends on is not ready. Refresh the catalog and try again."),
-            Some(json!({ "reason": "binding-failed" })),
+            Some(object([("reason", "binding-failed".into())])),
         )
         .with_retry(Retry::AfterRefresh)
     };

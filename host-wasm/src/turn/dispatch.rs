@@ -6,6 +6,7 @@ use crate::envelope::{ErrorCode, SurfaceError};
 use crate::projection::project;
 use crate::registry::{InvokeRequest, Surface};
 use dpas_protocol::error::tool_results::capability_not_found;
+use dpas_protocol::json::object;
 use dpas_protocol::PendingToolCall;
 use serde_json::{Map, Value};
 
@@ -75,7 +76,7 @@ pub(crate) async fn invoke_confirmed(
             let error = SurfaceError::confirmation_denied(&request.capability_id);
             return Dispatched {
                 ok: false,
-                value: serde_json::json!({ "error": error.to_value() }),
+                value: object([("error", error.to_value())]),
             };
         }
         request.confirmed = true;

@@ -111,7 +111,9 @@ pub enum TurnEvent {
 
 /// Receives every frame as decoded and every loop event.
 pub trait TurnObserver {
-    fn on_frame(&self, _frame: &Frame) {}
+    /// `raw` is the frame's line as the server sent it (trimmed); `None` for a malformed
+    /// line, whose frame is the J4 error frame.
+    fn on_frame(&self, _frame: &Frame, _raw: Option<&str>) {}
     fn on_event(&self, _event: &TurnEvent) {}
 }
 
@@ -192,8 +194,8 @@ fn reconciles(frames: &StepFrames, result: &ToolResultFrame) -> bool {
 }
 
 impl StepFrames {
-    fn handle(&mut self, frame: Frame, observer: &dyn TurnObserver) {
-        observer.on_frame(&frame);
+    fn handle(&mut self, frame: Frame, raw: Option<&str>, observer: &dyn TurnObserver) {
+        observer.on_frame(&frame, raw);
         match frame {
             Frame::StepStart(start) => {
                 self.domain_side_effects = start
@@ -284,9 +286,7 @@ async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
         let Ok(chunk) = chunk else {
             return cancelled_or(interrupted());
         };
-        for frame in decoder.push(&chunk) {
-            frames.handle(frame, env.observer);
-        }
+        decoder.push_lines(&chunk, |frame, raw| frames.handle(frame, raw, env.observer));
     }
     // A trailing fragment without a newline is never parsed (J4).
     if let Some(error) = frames.error.take() {
@@ -326,7 +326,12 @@ impl Turn<'_, '_> {
             .unwrap_or_default()
     }
 
-    fn request(&self, step_index: usize, projection: &Projection, scope: &[String]) -> Vec<u8> {
+    fn request(
+        &self,
+        step_index: usize,
+        projection: &Projection,
+        scope: &[String],
+    ) -> Result<Vec<u8>, serde_json::Error> {
         StepRequestV2 {
             protocol_version: 2,
             conversation_id: self.options.conversation_id.clone(),
@@ -514,7 +519,13 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
         }
         env.observer
             .on_event(&TurnEvent::StepStarted { step_index });
-        let request = turn.request(step_index, &projection, &scope);
+        let Ok(request) = turn.request(step_index, &projection, &scope) else {
+            let error = HostError::new(
+                HostErrorCode::ProtocolDecodeError,
+                "The step request could not be encoded.",
+            );
+            return (TurnStatus::Error, Some(body(error)));
+        };
         let frames = match post_step(env, request).await {
             StepEnd::Frames(frames) => frames,
             StepEnd::Stop(status, error) => return (status, error),

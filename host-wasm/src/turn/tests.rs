@@ -130,7 +130,7 @@ impl TurnUi for Fake {
 }
 
 impl TurnObserver for Fake {
-    fn on_frame(&self, frame: &Frame) {
+    fn on_frame(&self, frame: &Frame, _raw: Option<&str>) {
         self.frames.borrow_mut().push(frame.frame_type().to_owned());
     }
 

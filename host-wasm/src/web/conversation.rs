@@ -85,7 +85,7 @@ impl StoreObserver {
 }
 
 impl TurnObserver for StoreObserver {
-    fn on_frame(&self, frame: &Frame) {
+    fn on_frame(&self, frame: &Frame, raw: Option<&str>) {
         if !self.current() {
             return;
         }
@@ -94,7 +94,7 @@ impl TurnObserver for StoreObserver {
             .borrow_mut()
             .observe_frame(frame, PerformanceClock.now_ms());
         self.inner.changed();
-        self.js.on_frame(frame);
+        self.js.on_frame(frame, raw);
     }
 
     fn on_event(&self, event: &TurnEvent) {

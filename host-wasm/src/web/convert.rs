@@ -21,6 +21,11 @@ pub(crate) fn to_js(value: &Value) -> JsValue {
     typed_to_js(value)
 }
 
+/// JSON text as a JS value (`undefined` if it does not parse).
+pub(crate) fn parse_js(text: &str) -> JsValue {
+    json_parse(text).unwrap_or(JsValue::UNDEFINED)
+}
+
 /// Any serialisable Rust value, through its JSON text.
 pub(crate) fn typed_to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     serde_json::to_string(value)

@@ -326,6 +326,31 @@ async fn the_body_is_read_as_a_stream() {
 }
 
 #[wasm_bindgen_test]
+async fn on_frame_gets_the_servers_line_and_the_error_frame_for_a_malformed_one() {
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let seen = Array::new();
+    let on_frame = js(
+        "const seen = $0; return (frame) => { seen.push(frame); };",
+        &[seen.clone().into()],
+    );
+    let opts = options(&surface, "raw", &unique("raw"), "{}");
+    Reflect::set(&opts, &"onFrame".into(), &on_frame).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "error", "{result}");
+    assert_eq!(result["error"]["code"], "PROTOCOL_DECODE_ERROR");
+    let frames = json_of(&seen.into());
+    assert_eq!(frames.as_array().map(Vec::len), Some(3), "{frames}");
+    // The line as the server sent it: a key the step-start type does not model is there.
+    assert_eq!(frames[0]["type"], "step-start");
+    assert_eq!(frames[0]["serverNote"], "kept");
+    assert_eq!(
+        frames[1],
+        json!({"type": "error", "error": {"code": "PROTOCOL_DECODE_ERROR", "message": "Malformed frame received."}})
+    );
+    assert_eq!(frames[2]["type"], "step-finish");
+}
+
+#[wasm_bindgen_test]
 async fn an_abort_mid_stream_cancels_the_turn() {
     let surface: JsValue = JsSurface::new(None).unwrap().into();
     let controller = web_sys::AbortController::new().unwrap();

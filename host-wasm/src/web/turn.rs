@@ -2,7 +2,8 @@
 //! frames and loop events handed back to JS.
 
 use super::convert::{
-    from_js, get, object, opt_function, opt_string, string, to_js, type_error, typed_to_js,
+    from_js, get, object, opt_function, opt_string, parse_js, string, to_js, type_error,
+    typed_to_js,
 };
 use super::platform::{random_seed, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
@@ -249,11 +250,25 @@ pub(crate) struct JsObserver {
 }
 
 impl TurnObserver for JsObserver {
-    fn on_frame(&self, frame: &Frame) {
+    fn on_frame(&self, frame: &Frame, raw: Option<&str>) {
         if self.on_frame.is_none() && self.on_event.is_none() {
             return;
         }
-        let frame_js = typed_to_js(frame);
+        // The server's own line, parsed by the browser: no second serialisation of the frame.
+        let frame_js = match (raw, frame) {
+            (Some(text), _) => parse_js(text),
+            (None, Frame::Error { error }) => to_js(&dpas_protocol::json::object([
+                ("type", "error".into()),
+                (
+                    "error",
+                    dpas_protocol::json::object([
+                        ("code", error.code.as_str().into()),
+                        ("message", error.message.as_str().into()),
+                    ]),
+                ),
+            ])),
+            (None, _) => JsValue::UNDEFINED,
+        };
         if let Some(on_frame) = &self.on_frame {
             let _ = on_frame.call1(&JsValue::UNDEFINED, &frame_js);
         }

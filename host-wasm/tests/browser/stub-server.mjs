@@ -58,6 +58,12 @@ const scenarios = {
     const resume = () => res.end(line(finish(body, { text: "first" })));
     if (released.has(key)) resume(); else held.set(key, resume);
   },
+  // A frame with a key no frame type models, then a line that is not JSON.
+  raw: (body, res) => {
+    res.write(line({ ...start(body), serverNote: "kept" }));
+    res.write("{not json\n");
+    res.end(line(finish(body, { text: "never used" })));
+  },
   // Never finishes: only an abort ends it.
   hang: (body, res) => {
     res.write(line(start(body)));
