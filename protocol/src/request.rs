@@ -6,7 +6,7 @@
 //! `PROTOCOL_DECODE_ERROR`; a well-formed body with more frontend tools or messages than the
 //! version allows is 413 `CATALOG_TOO_LARGE` naming plane, count and limit.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{HostError, HostErrorCode, LimitPlane};
@@ -31,34 +31,35 @@ impl ProtocolVersion {
     }
 }
 
-/// The catalog envelope of a v2 request, as the browser builds it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The catalog envelope of a v2 request, as the browser builds it. It borrows: a step
+/// request is written once per step from the loop's own history and projection, which are
+/// not copied for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CatalogV2 {
+pub struct CatalogV2<'a> {
     pub mode: CatalogMode,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Vec<String>>,
-    pub frontend_tools: Vec<WireToolDescriptor>,
-    #[serde(default)]
-    pub frontend_state: Vec<WireToolState>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<&'a [String]>,
+    pub frontend_tools: &'a [WireToolDescriptor],
+    pub frontend_state: &'a [WireToolState],
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncated>,
 }
 
-/// A v2 step request as the browser posts it. `protocolVersion` is written by
-/// [`StepRequestV2::to_json`]; decoding goes through [`decode_request`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A v2 step request as the browser posts it (borrowing, like [`CatalogV2`]). Decoding goes
+/// through [`decode_request`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StepRequestV2 {
+pub struct StepRequestV2<'a> {
     pub protocol_version: u8,
-    pub conversation_id: String,
-    pub turn_id: String,
+    pub conversation_id: &'a str,
+    pub turn_id: &'a str,
     pub step_index: u32,
-    pub pathname: String,
+    pub pathname: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_id: Option<String>,
-    pub messages: Vec<WireModelMessage>,
-    pub catalog: CatalogV2,
+    pub model_id: Option<&'a str>,
+    pub messages: &'a [WireModelMessage],
+    pub catalog: CatalogV2<'a>,
 }
 
 /// A v1 step request (deprecated; accepted for one minor release).
@@ -73,7 +74,7 @@ pub struct StepRequestV1 {
     pub frontend_tools: Vec<WireToolDescriptor>,
 }
 
-impl StepRequestV2 {
+impl StepRequestV2<'_> {
     /// The request body. Serialising these types cannot fail (string keys, no custom
     /// `Serialize`), but the error is handed back rather than unwrapped: an `expect` here
     /// would link serde_json's `Debug` error formatting into the browser build.

@@ -233,7 +233,8 @@ impl StepFrames {
 }
 
 enum StepEnd {
-    Frames(Box<StepFrames>),
+    /// The step's `step-finish` and what its other frames left behind.
+    Finished(StepFinish, Box<StepFrames>),
     Stop(TurnStatus, Option<ErrorBody>),
 }
 
@@ -292,11 +293,11 @@ async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
     if let Some(error) = frames.error.take() {
         return StepEnd::Stop(TurnStatus::Error, Some(error));
     }
-    if frames.finish.is_none() {
+    let Some(finish) = frames.finish.take() else {
         // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
         return cancelled_or(interrupted());
-    }
-    StepEnd::Frames(Box::new(frames))
+    };
+    StepEnd::Finished(finish, Box::new(frames))
 }
 
 struct Turn<'a, 'e> {
@@ -334,18 +335,18 @@ impl Turn<'_, '_> {
     ) -> Result<Vec<u8>, serde_json::Error> {
         StepRequestV2 {
             protocol_version: 2,
-            conversation_id: self.options.conversation_id.clone(),
-            turn_id: self.options.turn_id.clone(),
+            conversation_id: &self.options.conversation_id,
+            turn_id: &self.options.turn_id,
             step_index: step_index as u32,
-            pathname: self.options.pathname.clone(),
-            model_id: self.options.model_id.clone(),
-            messages: self.history.clone(),
+            pathname: &self.options.pathname,
+            model_id: self.options.model_id.as_deref(),
+            messages: &self.history,
             catalog: CatalogV2 {
                 mode: self.options.catalog_mode,
                 // The floor is sent only when there is one, and then exactly (B11).
-                scope: (!scope.is_empty()).then(|| scope.to_vec()),
-                frontend_tools: projection.descriptors.clone(),
-                frontend_state: projection.state.clone(),
+                scope: (!scope.is_empty()).then_some(scope),
+                frontend_tools: &projection.descriptors,
+                frontend_state: &projection.state,
                 truncated: projection.truncated(),
             },
         }
@@ -526,11 +527,10 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
             );
             return (TurnStatus::Error, Some(body(error)));
         };
-        let frames = match post_step(env, request).await {
-            StepEnd::Frames(frames) => frames,
+        let (finish, frames) = match post_step(env, request).await {
+            StepEnd::Finished(finish, frames) => (finish, frames),
             StepEnd::Stop(status, error) => return (status, error),
         };
-        let finish = frames.finish.clone().expect("a finished step");
         turn.usage = Usage::sum_opt(turn.usage, finish.usage);
         turn.history.extend(finish.response_messages);
         let pending = finish.pending_tool_calls;
