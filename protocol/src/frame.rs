@@ -69,6 +69,12 @@ pub fn decode_frame(value: Value) -> Option<Frame> {
     }
 }
 
+/// Decodes a usage object exactly as `step-finish.usage` is decoded (required counts present
+/// and non-negative integers, subsets optional); `None` otherwise.
+pub fn decode_usage(value: Value) -> Option<Usage> {
+    decode::usage(value).ok()
+}
+
 /// Decodes a JSON array of model messages exactly as `Vec<WireModelMessage>`'s derive does,
 /// without its generic machinery (the browser decodes histories with this); `None` when the
 /// derive would refuse it.
@@ -173,7 +179,7 @@ mod decode {
         })
     }
 
-    fn usage(value: Value) -> Result<Usage, Refused> {
+    pub(super) fn usage(value: Value) -> Result<Usage, Refused> {
         let mut m = object(value)?;
         let mut opt = |key| take_opt(&mut m, key).map(count).transpose();
         let cached_input_tokens = opt("cachedInputTokens")?;
@@ -611,6 +617,31 @@ mod tests {
             }
         }
         variants
+    }
+
+    #[test]
+    fn a_usage_object_decodes_as_step_finish_reads_it() {
+        let stored = json!({"inputTokens": 48, "outputTokens": 48, "totalTokens": 96,
+            "cachedInputTokens": 24, "reportedSteps": 3});
+        let usage = decode_usage(stored).unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.total_tokens, usage.reported_steps),
+            (48, 96, 3)
+        );
+        assert_eq!(usage.cached_input_tokens, Some(24));
+        assert_eq!(usage.reasoning_tokens, None);
+        // A required count missing, negative, or the whole thing not an object: no usage.
+        assert_eq!(
+            decode_usage(json!({"inputTokens": 1, "outputTokens": 2, "totalTokens": 3})),
+            None
+        );
+        assert_eq!(
+            decode_usage(
+                json!({"inputTokens": -1, "outputTokens": 2, "totalTokens": 3, "reportedSteps": 1})
+            ),
+            None
+        );
+        assert_eq!(decode_usage(Value::Null), None);
     }
 
     #[test]

@@ -201,12 +201,21 @@ describe("golden scenario (scripted model)", () => {
     try {
       await askWhatsOverdue(page);
       await waitForText(page, GOLDEN_ANSWER);
+      const meter = async () => ({
+        input: await page.locator('[data-meter="input"]').textContent(),
+        output: await page.locator('[data-meter="output"]').textContent(),
+      });
+      const before = await meter();
+      assert.notEqual(before.input, "0");
       await page.reload();
       await page.getByRole("heading", { name: "Pending invoices" }).waitFor();
       await card(page, "domain:collections-aging").waitFor();
       await card(page, "view:invoices.pending.setFilters").waitFor();
       await card(page, "view:invoices.pending.readState").waitFor();
       await waitForText(page, GOLDEN_ANSWER);
+      // The conversation's usage comes back with it (the thread's stored sum).
+      await page.locator('[data-meter="input"]').waitFor();
+      assert.deepEqual(await meter(), before);
       assert.equal(await page.locator(".tool-card.state-running").count(), 0);
       assert.equal(await page.locator(".msg.user").count(), 1);
 

@@ -2,7 +2,7 @@
 //! behind `getState`/`subscribe`, turns run with `fetch`, cancelled through an
 //! `AbortController`, and threads restored from the server.
 
-use super::convert::{get, opt_function, opt_string, string, type_error, typed_to_js};
+use super::convert::{from_js, get, opt_function, opt_string, string, type_error, typed_to_js};
 use super::platform::{get_json, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
 use super::turn::{
@@ -11,8 +11,10 @@ use super::turn::{
 use crate::conversation;
 use crate::settle::{Clock, SettlePolicy};
 use crate::turn::{TurnEvent, TurnObserver, TurnOptions, TurnOutcome, TurnStatus};
+use dpas_protocol::frame::decode_usage;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{ErrorBody, Frame, RouteFloors};
+use futures_util::future::join;
 use js_sys::Function;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -188,14 +190,11 @@ async fn send(inner: Rc<Inner>, text: String) -> Result<JsValue, JsValue> {
 
 async fn restore(inner: Rc<Inner>, conversation_id: String) -> Result<JsValue, JsValue> {
     let encoded: String = js_sys::encode_uri_component(&conversation_id).into();
-    let url = [
-        inner.options.threads_endpoint.as_str(),
-        "/",
-        &encoded,
-        "/model-messages",
-    ]
-    .concat();
-    let body = get_json(&url).await.map_err(|status| {
+    let thread_url = [inner.options.threads_endpoint.as_str(), "/", &encoded].concat();
+    let messages_url = [thread_url.as_str(), "/model-messages"].concat();
+    // The messages and the thread's metadata (which carries its summed usage), together.
+    let (body, thread) = join(get_json(&messages_url), get_json(&thread_url)).await;
+    let body = body.map_err(|status| {
         JsValue::from(js_sys::Error::new(
             &[
                 "Could not load the thread (HTTP ",
@@ -205,12 +204,17 @@ async fn restore(inner: Rc<Inner>, conversation_id: String) -> Result<JsValue, J
             .concat(),
         ))
     })?;
-    // The server answers the thread's model messages as an array (no usage is stored).
     let messages = messages_from_js(&body)?;
+    // Usage is what the meter shows, not what the conversation needs: a thread whose
+    // metadata cannot be read (or has no usage yet) is restored without it.
+    let usage = thread
+        .ok()
+        .and_then(|thread| from_js(get(&thread, "usage")).ok())
+        .and_then(decode_usage);
     inner.replace_store(conversation::Conversation::restore(
         conversation_id,
         messages,
-        None,
+        usage,
     ));
     Ok(JsValue::UNDEFINED)
 }
@@ -292,7 +296,8 @@ impl Conversation {
         self.inner.abort();
     }
 
-    /// Loads `/api/threads/:id/model-messages` and continues that thread.
+    /// Loads `/api/threads/:id/model-messages`, and the summed usage from `/api/threads/:id`
+    /// when it can be read, and continues that thread.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn restore(
         &self,
