@@ -268,11 +268,8 @@ impl Conversation {
                 }
             }
             Frame::Inspector(inspector) => {
-                let lane = serde_json::to_value(inspector.lane)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned));
                 self.record_inspector(InspectorEvent {
-                    lane: lane.unwrap_or_default(),
+                    lane: inspector.lane.as_str().to_owned(),
                     event_type: inspector.event_type.clone(),
                     summary: inspector.summary.clone(),
                     at: at_ms,

@@ -73,6 +73,20 @@ pub enum Retry {
     WithChanges,
 }
 
+impl Retry {
+    /// The wire spelling (`no`, `yes`, `after-refresh`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::No => "no",
+            Self::Yes => "yes",
+            Self::AfterRefresh => "after-refresh",
+            Self::AfterDelay => "after-delay",
+            Self::WithConfirmation => "with-confirmation",
+            Self::WithChanges => "with-changes",
+        }
+    }
+}
+
 impl From<dpas_protocol::Retry> for Retry {
     fn from(value: dpas_protocol::Retry) -> Self {
         match value {
@@ -211,10 +225,7 @@ impl SurfaceError {
         let mut map = Map::new();
         map.insert("code".into(), Value::from(self.code.as_str()));
         map.insert("message".into(), Value::from(self.message.clone()));
-        map.insert(
-            "retry".into(),
-            serde_json::to_value(self.retry).unwrap_or(Value::Null),
-        );
+        map.insert("retry".into(), Value::from(self.retry.as_str()));
         if let Some(details) = &self.details {
             map.insert("details".into(), details.clone());
         }
@@ -301,6 +312,21 @@ impl InvocationResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn retry_spelling_is_its_serde_spelling() {
+        use Retry::*;
+        for retry in [
+            No,
+            Yes,
+            AfterRefresh,
+            AfterDelay,
+            WithConfirmation,
+            WithChanges,
+        ] {
+            assert_eq!(serde_json::to_value(retry).unwrap(), retry.as_str());
+        }
+    }
 
     #[test]
     fn retry_vocabulary_is_kebab_case() {

@@ -393,6 +393,17 @@ pub enum Lane {
     Host,
 }
 
+impl Lane {
+    /// The wire spelling (`runtime`, `domain`, `host`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Runtime => "runtime",
+            Self::Domain => "domain",
+            Self::Host => "host",
+        }
+    }
+}
+
 /// Correlated diagnostics (F3, G). `correlation` is a string map; the keys the host writes
 /// are `conversationId`, `turnId`, `stepId`, then `invocationId` and `capabilityId`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -617,6 +628,20 @@ mod tests {
             }
         }
         variants
+    }
+
+    #[test]
+    fn lane_and_confirmation_spellings_are_their_serde_spellings() {
+        for lane in [Lane::Runtime, Lane::Domain, Lane::Host] {
+            assert_eq!(serde_json::to_value(lane).unwrap(), lane.as_str());
+        }
+        use crate::tool::Confirmation::*;
+        for confirmation in [Never, Optional, Required] {
+            assert_eq!(
+                serde_json::to_value(confirmation).unwrap(),
+                confirmation.as_str()
+            );
+        }
     }
 
     #[test]

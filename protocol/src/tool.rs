@@ -29,6 +29,17 @@ pub enum Confirmation {
     Required,
 }
 
+impl Confirmation {
+    /// The wire spelling (`never`, `optional`, `required`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Never => "never",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CatalogMode {
