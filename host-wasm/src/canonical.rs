@@ -50,6 +50,13 @@ pub fn to_canonical_string(value: &Value) -> String {
     serde_json::to_string(&canonicalize(value)).unwrap_or_default()
 }
 
+/// A value's compact JSON text, as its `Display` writes it. `Display` (and so `{value}` in a
+/// `format!`) goes through an `fmt`-to-`io` adapter and its own serializer instance; writing
+/// into a `Vec` reuses the one the request body already links.
+pub fn json_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

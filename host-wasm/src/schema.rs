@@ -7,7 +7,7 @@
 //! `multipleOf`, `anyOf`, `$defs` with internal `$ref`, and annotations. Anything else,
 //! nesting deeper than 8 or a schema over 16 kB is refused as unsupported.
 
-use crate::canonical::to_canonical_string;
+use crate::canonical::{json_text, to_canonical_string};
 use crate::pattern::Pattern;
 use dpas_protocol::json::object;
 use serde_json::{Map, Value};
@@ -314,7 +314,7 @@ fn validate_node(schema: &Value, root: &Value, value: &Value, path: &str, issues
     if let Some(options) = map.get("enum").and_then(Value::as_array) {
         let canonical = to_canonical_string(value);
         if !options.iter().any(|o| to_canonical_string(o) == canonical) {
-            let listed: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+            let listed: Vec<String> = options.iter().map(json_text).collect();
             issue(
                 issues,
                 path,
@@ -504,6 +504,7 @@ fn validate_number(map: &Map<String, Value>, number: f64, path: &str, issues: &m
             .get(key)
             .filter(|b| b.as_f64().is_some_and(|b| !holds(number, b)))
         {
+            let bound = json_text(bound);
             issue(issues, path, format!("Number must be {words} {bound}"));
         }
     }
@@ -513,6 +514,7 @@ fn validate_number(map: &Map<String, Value>, number: f64, path: &str, issues: &m
     {
         let quotient = number / step.as_f64().unwrap_or(1.0);
         if (quotient - quotient.round()).abs() > 1e-9 {
+            let step = json_text(step);
             issue(issues, path, format!("Number must be a multiple of {step}"));
         }
     }
@@ -726,6 +728,26 @@ mod tests {
                 "/day",
                 "/step",
                 "/fixed"
+            ]
+        );
+        // Values named in messages are written as JSON, as the schema spells them.
+        let message = |path: &str| {
+            let issue = issues.iter().find(|i| i.path == path).unwrap();
+            issue.message.clone()
+        };
+        assert_eq!(message("/direction"), "Expected one of \"asc\", \"desc\"");
+        assert_eq!(message("/step"), "Number must be less than 10");
+        assert_eq!(
+            validate(
+                &json!({ "type": "number", "multipleOf": 0.5, "minimum": 1 }),
+                &json!(0.3)
+            )
+            .into_iter()
+            .map(|i| i.message)
+            .collect::<Vec<_>>(),
+            [
+                "Number must be greater than or equal to 1",
+                "Number must be a multiple of 0.5"
             ]
         );
         assert_eq!(

@@ -5,7 +5,7 @@
 //! queues (8) are not part of this host's subset; handlers report preconditions as typed errors.
 
 use super::{Registration, Surface, SurfaceEvent, Unmounted};
-use crate::canonical::to_canonical_string;
+use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{Confirmation, Effect, Handler, HandlerError, InvocationContext};
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
@@ -281,6 +281,7 @@ impl Surface {
             }
         };
         if confirmation == Confirmation::Required && !request.confirmed {
+            let input = json_text(&input);
             let summary: String = format!("{} — input: {input}", resolved.description)
                 .chars()
                 .take(300)
