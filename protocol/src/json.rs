@@ -5,19 +5,16 @@
 //! escaping tables, into the `.wasm` (a few kilobytes gzip). The values built here are the
 //! same, keys in the order written.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// `{"k1": v1, "k2": v2, …}` in the order given (a later duplicate key replaces the value).
 pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(entries_map(entries))
-}
-
-/// The same entries as a map.
-pub fn entries_map<const N: usize>(entries: [(&str, Value); N]) -> Map<String, Value> {
-    entries
-        .into_iter()
-        .map(|(key, value)| (key.to_owned(), value))
-        .collect()
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
 }
 
 /// `{"error": {…}}`, the envelope of every tool-result error.

@@ -60,11 +60,8 @@ impl ChatConfig {
 /// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::new(chat.clone())).service(
-            web::resource("/agent/chat")
-                .route(web::post().to(agent_chat))
-                .default_service(web::to(crate::http::method_not_allowed)),
-        );
+        cfg.app_data(web::Data::new(chat.clone()))
+            .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)));
     }
 }
 

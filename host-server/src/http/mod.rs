@@ -45,53 +45,31 @@ impl FromRequest for Actor {
     }
 }
 
+/// A route whose unlisted methods answer 405 (the contract's refusal, not actix's 404).
+pub(crate) fn resource(path: &str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(method_not_allowed))
+}
+
 /// Mounts every route and the fallback on `cfg`, with `state` as app data.
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
+        .service(resource("/api/session").get(get_session).post(post_session))
+        .service(resource("/rpc/{id}").post(rpc))
+        .service(resource("/api/approvals").get(list_approvals))
         .service(
-            web::resource("/api/session")
-                .get(get_session)
-                .post(post_session)
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/rpc/{id}")
-                .post(rpc)
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/api/approvals")
-                .get(list_approvals)
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/api/approvals/{id}")
+            resource("/api/approvals/{id}")
                 .get(get_approval)
-                .post(decide_approval)
-                .default_service(web::to(method_not_allowed)),
+                .post(decide_approval),
         )
+        .service(resource("/api/threads").get(list_threads))
         .service(
-            web::resource("/api/threads")
-                .get(list_threads)
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/api/threads/{id}")
+            resource("/api/threads/{id}")
                 .get(get_thread)
-                .delete(delete_thread)
-                .default_service(web::to(method_not_allowed)),
+                .delete(delete_thread),
         )
-        .service(
-            web::resource("/api/threads/{id}/model-messages")
-                .get(thread_messages)
-                .default_service(web::to(method_not_allowed)),
-        )
-        .service(
-            web::resource("/api/demo/reset")
-                .post(demo_reset)
-                .default_service(web::to(method_not_allowed)),
-        )
+        .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
+        .service(resource("/api/demo/reset").post(demo_reset))
         .default_service(web::to(statics::fallback));
 }
 

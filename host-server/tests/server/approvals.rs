@@ -170,18 +170,9 @@ async fn approve_resumes_once_and_changes_the_ledger() {
 async fn reject_changes_nothing_and_cannot_be_resumed() {
     let s = start().await;
     let carla_cookie = s.sign_in("controller").await;
-    let env = s
-        .state
-        .runtime
-        .invoke(
-            &carla(),
-            Surface::Mcp,
-            "delete-invoice",
-            json!({"id": 10}),
-            Correlation::default(),
-        )
+    let approval_id = s
+        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 10}))
         .await;
-    let approval_id = env["approvalId"].as_str().expect("approval id").to_owned();
 
     let decided = s
         .post(
@@ -214,16 +205,9 @@ async fn approved_mcp_records_wait_for_their_session_and_guards_conceal_mismatch
     let s = start().await;
     let carla_cookie = s.sign_in("controller").await;
     let rt = &s.state.runtime;
-    let env = rt
-        .invoke(
-            &carla(),
-            Surface::Mcp,
-            "delete-invoice",
-            json!({"id": 24}),
-            Correlation::default(),
-        )
+    let approval_id = s
+        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 24}))
         .await;
-    let approval_id = env["approvalId"].as_str().expect("approval id").to_owned();
 
     let pending = rt
         .resume(&approval_id, &carla(), Surface::Mcp, Correlation::default())
@@ -305,18 +289,9 @@ async fn approvals_expire() {
     let clock = Arc::new(ManualClock::new(OffsetDateTime::now_utc()));
     let s = start_with(builder().clock(clock.clone())).await;
     let carla_cookie = s.sign_in("controller").await;
-    let env = s
-        .state
-        .runtime
-        .invoke(
-            &carla(),
-            Surface::AiSdk,
-            "issue-invoice",
-            json!({"id": 16}),
-            Correlation::default(),
-        )
+    let approval_id = s
+        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 16}))
         .await;
-    let approval_id = env["approvalId"].as_str().expect("approval id").to_owned();
     let path = format!("/api/approvals/{approval_id}");
 
     clock.advance(Duration::from_secs(14 * 60));

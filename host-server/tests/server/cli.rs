@@ -150,18 +150,9 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite://{}/approvals.sqlite3", dir.path().display());
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
-    let env = first
-        .state
-        .runtime
-        .invoke(
-            &carla(),
-            Surface::AiSdk,
-            "issue-invoice",
-            json!({"id": 5}),
-            Correlation::default(),
-        )
+    let approval_id = first
+        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
-    let approval_id = env["approvalId"].as_str().expect("approval id").to_owned();
     first.state.pool.close().await;
 
     let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use host_server::config::ServerConfig;
 use host_server::demo::{ANALYST, CONTROLLER};
-use host_server::{http, Actor, AppBuilder, AppState};
+use host_server::{http, Actor, AppBuilder, AppState, Correlation, Surface};
 use reqwest::header::{COOKIE, SET_COOKIE};
 use serde_json::Value;
 use time::macros::date;
@@ -115,6 +115,22 @@ impl TestServer {
     pub async fn post(&self, path: &str, cookie: Option<&str>, body: Value) -> Reply {
         self.send("POST", path, cookie, Some(body.to_string()))
             .await
+    }
+
+    /// Carla asks for an approval-gated capability over `surface`; the approval it waits on.
+    pub async fn carla_awaits_approval(
+        &self,
+        surface: Surface,
+        capability: &str,
+        input: Value,
+    ) -> String {
+        let env = self
+            .state
+            .runtime
+            .invoke(&carla(), surface, capability, input, Correlation::default())
+            .await;
+        assert_eq!(env["status"], "approval-required", "{env}");
+        env["approvalId"].as_str().expect("approval id").to_owned()
     }
 
     /// Signs in as a demo role and returns the `Cookie` header value to send back.
