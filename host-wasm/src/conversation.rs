@@ -153,6 +153,14 @@ fn is_browser_tool(wire_name: &str) -> bool {
     wire_name.starts_with("view_") || wire_name.starts_with("surface_")
 }
 
+/// A tool result's value: the `value` of a `{type:"json"}` output, else the output itself.
+fn output_value(output: &Value) -> Value {
+    match output.get("type").and_then(Value::as_str) {
+        Some("json") => output.get("value").cloned().unwrap_or(Value::Null),
+        _ => output.clone(),
+    }
+}
+
 fn settled_state(ok: bool) -> ToolCallState {
     if ok {
         ToolCallState::Done
@@ -277,6 +285,7 @@ impl Conversation {
                 });
             }
             Frame::StepFinish(finish) => {
+                self.show_answered_unseen_calls(&finish.response_messages);
                 if let Some(usage) = finish.usage {
                     // Subsets are summed apart from their parents (H3, H5).
                     self.state.turn_usage = Usage::sum_opt(self.state.turn_usage, Some(usage));
@@ -285,6 +294,47 @@ impl Conversation {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A call the step answered without a tool-call frame (one the model made to a tool in
+    /// neither plane: the server says so only in an inspector frame) is shown as settled, so the
+    /// conversation shows every call the model made. Calls already shown, and calls left for
+    /// the browser (no answer yet), are not touched.
+    fn show_answered_unseen_calls(&mut self, messages: &[WireModelMessage]) {
+        let parts = || messages.iter().flat_map(WireModelMessage::parts);
+        for part in parts() {
+            let ContentPart::ToolCall {
+                tool_call_id,
+                tool_name,
+                input,
+                ..
+            } = part
+            else {
+                continue;
+            };
+            if self.tool_call_mut(tool_call_id).is_some() {
+                continue;
+            }
+            let answer = parts().find_map(|p| match p {
+                ContentPart::ToolResult {
+                    tool_call_id: id,
+                    output,
+                    ..
+                } if id == tool_call_id => Some(output_value(output)),
+                _ => None,
+            });
+            let Some(value) = answer else { continue };
+            let view = ToolCallView {
+                tool_call_id: tool_call_id.clone(),
+                wire_name: tool_name.clone(),
+                canonical_id: decode_wire_name(tool_name).unwrap_or_else(|| tool_name.clone()),
+                executor: Executor::Server,
+                input: input.clone(),
+                state: settled_state(!is_error_shaped(&value)),
+                result: Some(value),
+            };
+            self.assistant().tool_calls.push(view);
         }
     }
 
@@ -423,10 +473,7 @@ impl Conversation {
                             ..
                         } = part
                         {
-                            let value = match output.get("type").and_then(Value::as_str) {
-                                Some("json") => output.get("value").cloned().unwrap_or(Value::Null),
-                                _ => output.clone(),
-                            };
+                            let value = output_value(output);
                             if let Some(view) = conversation.tool_call_mut(tool_call_id) {
                                 view.state = settled_state(!is_error_shaped(&value));
                                 view.result = Some(value);
@@ -590,6 +637,53 @@ mod tests {
         });
         assert!(!conversation.state().is_running);
         assert_eq!(conversation.history(), messages);
+    }
+
+    #[test]
+    fn a_call_to_an_unknown_tool_shows_as_a_failed_call() {
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("Add milk").unwrap();
+        // The server answers a call in neither plane in the history and an inspector frame
+        // only; a browser call of the same step is left pending (no answer yet).
+        conversation.observe_frame(&frame(json!({ "type": "inspector", "lane": "host", "eventType": "tool.unknown", "summary": "model called \"nope\"", "data": { "wireName": "nope" } })), 1.0);
+        let step_finish = frame(json!({
+            "type": "step-finish", "stepId": "s", "finishReason": "tool-calls",
+            "responseMessages": [
+                { "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "u1", "toolName": "nope", "input": { "x": 1 } },
+                ] },
+                { "role": "tool", "content": [
+                    { "type": "tool-result", "toolCallId": "u1", "toolName": "nope", "output": { "type": "json", "value": dpas_protocol::error::tool_results::no_such_tool("nope") } },
+                ] },
+                { "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "b1", "toolName": "view_t__a__b", "input": {} },
+                ] },
+            ],
+            "pendingToolCalls": [{ "toolCallId": "b1", "wireName": "view_t__a__b", "canonicalId": "view:t.a.b", "input": {} }],
+        }));
+        conversation.observe_frame(&step_finish, 2.0);
+        let calls = &conversation.state().messages[1].tool_calls;
+        assert_eq!(
+            calls.len(),
+            1,
+            "the pending browser call waits for the loop: {calls:?}"
+        );
+        assert_eq!(
+            (
+                calls[0].tool_call_id.as_str(),
+                calls[0].wire_name.as_str(),
+                calls[0].state
+            ),
+            ("u1", "nope", ToolCallState::Error)
+        );
+        assert_eq!(calls[0].input, json!({ "x": 1 }));
+        assert_eq!(
+            calls[0].result.as_ref().unwrap()["error"]["code"],
+            "NO_SUCH_TOOL"
+        );
+        // A call already shown is not shown twice.
+        conversation.observe_frame(&step_finish, 3.0);
+        assert_eq!(conversation.state().messages[1].tool_calls.len(), 1);
     }
 
     #[test]
