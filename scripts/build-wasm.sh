@@ -48,7 +48,10 @@ say "wasm-opt -Os --converge --low-memory-unused"
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   "$out/dpas_host_bg.wasm" -o "$out/dpas_host_bg.wasm"
 
-cp host-wasm/npm/package.json host-wasm/npm/README.md "$out/"
+# The hand-written part of the package: package.json (conditional exports), README, the entries
+# around the generated bindings (index: init-once and the before-init error; node: init from
+# the file; react: @dpas/host/react) and their declarations.
+cp host-wasm/npm/package.json host-wasm/npm/README.md host-wasm/npm/*.js host-wasm/npm/*.d.ts "$out/"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 sed -i "s/\"version\": \"[^\"]*\"/\"version\": \"$version\"/" "$out/package.json"
 
@@ -57,6 +60,9 @@ sed -i "s/\"version\": \"[^\"]*\"/\"version\": \"$version\"/" "$out/package.json
 # The same table is declared again in dpas_host_bg.wasm.d.ts.
 sed -i '/^export interface InitOutput/,/^}/s/\bany\b/unknown/g' "$out/dpas_host.d.ts"
 sed -i 's/\bany\b/unknown/g' "$out/dpas_host_bg.wasm.d.ts"
+# `[Symbol.dispose]()` needs lib esnext.disposable: a project on `lib: ["ES2022", "DOM"]` with
+# `skipLibCheck: false` would fail inside our types. The method stays at runtime; `free()` is typed.
+sed -i '/\[Symbol\.dispose\]/d' "$out/dpas_host.d.ts"
 if grep -nE '(:|=>|<|\||,|\()\s*any\b' "$out/dpas_host.d.ts" "$out/dpas_host_bg.wasm.d.ts"; then
   echo "the generated declarations contain 'any' (above)" >&2
   exit 1
