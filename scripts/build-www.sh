@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the demo app the way a user of our npm package would: the package first
-# (host-wasm/pkg, by scripts/build-wasm.sh), then www's locked dependencies, which install
-# that package as a real `file:` dependency, then the production bundle in www/dist.
+# (host-wasm/pkg, by scripts/build-wasm.sh), packed as npm publishes it, then www's locked
+# dependencies, which install that tarball, then the production bundle in www/dist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,8 +18,11 @@ if [ ! -f host-wasm/pkg/package.json ]; then
   exit 1
 fi
 
-say "npm ci in www"
-(cd www && npm ci --no-audit --no-fund)
+. scripts/lib/package.sh
+say "packing it (host-wasm/dist/dpas-host.tgz)"
+pack_host
+say "npm ci in www (installs the tarball)"
+install_host www
 
 say "type-checking and bundling www (vite build)"
 (cd www && npm run build)

@@ -8,8 +8,6 @@ const server = process.env.DPAS_SERVER ?? "http://127.0.0.1:8080";
 export default defineConfig({
   plugins: [react()],
   server: {
-    // @dpas/host is a `file:` link to ../host-wasm/pkg, outside this folder.
-    fs: { allow: [".", "../host-wasm/pkg"] },
     proxy: {
       "/api": server,
       "/rpc": server,

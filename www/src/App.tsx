@@ -1,18 +1,16 @@
-import { useLayoutEffect, useState } from "react";
+import { Component, useLayoutEffect, useMemo, useState, type ReactNode } from "react";
 import { NavLink, Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
-import type { Surface } from "@dpas/host";
+import { CapabilityError } from "@dpas/host";
+import { SurfaceProvider, useAgentComponent, useSurface } from "@dpas/host/react";
 import { getSession, rpc, RpcError, signIn, type Role, type Session } from "./api";
 import { Dock } from "./assistant/Dock";
-import { loadHost } from "./host";
 import { KNOWN_ROUTES, ROUTE_LABELS, titleFor } from "./routes";
 import { AllInvoices } from "./screens/AllInvoices";
 import { Architecture } from "./screens/Architecture";
 import { Clients } from "./screens/Clients";
 import { PendingInvoices } from "./screens/PendingInvoices";
 import { committedLocation } from "./shellState";
-import { CapabilityError, SurfaceContext, useRegisterComponent } from "./surface";
-import { useLatest } from "./table/useLedgerTable";
 
 /** The session, signing in as a controller when there is none. */
 async function ensureSession(): Promise<Session> {
@@ -54,31 +52,41 @@ function procedureExecutor(queryClient: QueryClient) {
 export function App() {
   const queryClient = useQueryClient();
   const session = useQuery({ queryKey: ["session"], queryFn: ensureSession, staleTime: Infinity });
-  const host = useQuery({ queryKey: ["host"], queryFn: loadHost, staleTime: Infinity });
-  const [surface, setSurface] = useState<Surface | null>(null);
-  useLayoutEffect(() => {
-    if (!host.data) return;
-    const created = new host.data.Surface({ executeProcedure: procedureExecutor(queryClient) });
-    setSurface(created);
-    return () => created.free();
-  }, [host.data, queryClient]);
+  const executeProcedure = useMemo(() => procedureExecutor(queryClient), [queryClient]);
 
-  if (session.error || host.error) {
-    return (
-      <p role="alert" className="fatal">
-        {String((session.error ?? host.error) as Error)}
-      </p>
-    );
-  }
-  if (!session.data || !surface) return <p className="loading">Loading…</p>;
+  if (session.error) return <Fatal error={session.error} />;
+  const loading = <p className="loading">Loading…</p>;
+  if (!session.data) return loading;
   return (
-    <SurfaceContext.Provider value={surface}>
-      <Shell session={session.data} surface={surface} />
-    </SurfaceContext.Provider>
+    <FatalBoundary>
+      <SurfaceProvider executeProcedure={executeProcedure} fallback={loading}>
+        <Shell session={session.data} />
+      </SurfaceProvider>
+    </FatalBoundary>
   );
 }
 
-function Shell({ session, surface }: { session: Session; surface: Surface }) {
+function Fatal({ error }: { error: unknown }) {
+  return (
+    <p role="alert" className="fatal">
+      {String(error)}
+    </p>
+  );
+}
+
+/** Shows why the host could not start (the provider throws its initialisation failure). */
+class FatalBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
+  state = { error: null as unknown };
+  static getDerivedStateFromError(error: unknown) {
+    return { error };
+  }
+  render() {
+    return this.state.error ? <Fatal error={this.state.error} /> : this.props.children;
+  }
+}
+
+function Shell({ session }: { session: Session }) {
+  const surface = useSurface();
   const location = useLocation();
   const queryClient = useQueryClient();
   const [dockOpen, setDockOpen] = useState(() => window.localStorage.getItem("dpas:dock") !== "closed");
@@ -137,7 +145,7 @@ function Shell({ session, surface }: { session: Session; surface: Surface }) {
           <Route path="*" element={<Navigate to="/receivables/pending" replace />} />
         </Routes>
       </main>
-      {dockOpen && <Dock key={session.user.email} surface={surface} session={session} onClose={() => toggleDock(false)} />}
+      {dockOpen && <Dock key={session.user.email} session={session} onClose={() => toggleDock(false)} />}
     </div>
   );
 }
@@ -145,83 +153,76 @@ function Shell({ session, surface }: { session: Session; surface: Surface }) {
 /** `view:app.navigation.*` and `view:app.session.read`, mounted while a user is known. */
 function ShellCapabilities({ session }: { session: Session }) {
   const navigate = useNavigate();
-  const live = useLatest({ navigate, session });
-  useRegisterComponent(
-    () => ({
-      type: "app.navigation",
-      description: "The current route and the routes the assistant can navigate to.",
-      observations: [
-        {
-          name: "readCurrentRoute",
-          description:
-            "Where the user is: the path, the page title and every reachable route. Call it first whenever what is on screen matters.",
-          outputSchema: {
-            type: "object",
-            properties: {
-              path: { type: "string" },
-              title: { type: "string" },
-              knownRoutes: { type: "array", items: { type: "string" } },
-            },
-            required: ["path", "title", "knownRoutes"],
+  useAgentComponent({
+    type: "app.navigation",
+    description: "The current route and the routes the assistant can navigate to.",
+    observations: [
+      {
+        name: "readCurrentRoute",
+        description:
+          "Where the user is: the path, the page title and every reachable route. Call it first whenever what is on screen matters.",
+        outputSchema: {
+          type: "object",
+          properties: {
+            path: { type: "string" },
+            title: { type: "string" },
+            knownRoutes: { type: "array", items: { type: "string" } },
           },
-          read: () => ({
-            path: window.location.pathname,
-            title: titleFor(window.location.pathname),
-            knownRoutes: [...KNOWN_ROUTES],
-          }),
+          required: ["path", "title", "knownRoutes"],
         },
-      ],
-      actions: [
-        {
-          name: "goTo",
-          description:
-            "Navigate to one of the known routes, when the user asks for a page or a needed capability lives on another screen.",
-          effect: "navigation",
-          idempotent: true,
-          inputSchema: {
-            type: "object",
-            properties: {
-              path: { type: "string", description: "An absolute route, e.g. /receivables/pending" },
-            },
-            required: ["path"],
-            additionalProperties: false,
+        read: () => ({
+          path: window.location.pathname,
+          title: titleFor(window.location.pathname),
+          knownRoutes: [...KNOWN_ROUTES],
+        }),
+      },
+    ],
+    actions: [
+      {
+        name: "goTo",
+        description:
+          "Navigate to one of the known routes, when the user asks for a page or a needed capability lives on another screen.",
+        effect: "navigation",
+        idempotent: true,
+        inputSchema: {
+          type: "object",
+          properties: {
+            path: { type: "string", description: "An absolute route, e.g. /receivables/pending" },
           },
-          execute: (input) => {
-            const path = String(input.path);
-            if (!(KNOWN_ROUTES as readonly string[]).includes(path)) {
-              throw new CapabilityError("PRECONDITION_FAILED", `"${path}" is not a route in this app.`, "with-changes", {
-                knownRoutes: [...KNOWN_ROUTES],
-              });
-            }
-            live.current.navigate(path);
-          },
+          required: ["path"],
+          additionalProperties: false,
         },
-      ],
-    }),
-    "app.navigation",
-  );
-  useRegisterComponent(
-    () => ({
-      type: "app.session",
-      description: "The acting identity.",
-      observations: [
-        {
-          name: "read",
-          description: "Who is signed in and with which role: controllers can write, analysts can only read.",
-          outputSchema: {
-            type: "object",
-            properties: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" } },
-            required: ["email", "name", "role"],
-          },
-          read: () => {
-            const { email, name, role } = live.current.session.user;
-            return { email, name, role };
-          },
+        execute: (input) => {
+          const path = String(input.path);
+          if (!(KNOWN_ROUTES as readonly string[]).includes(path)) {
+            throw new CapabilityError("PRECONDITION_FAILED", `"${path}" is not a route in this app.`, "with-changes", {
+              knownRoutes: [...KNOWN_ROUTES],
+            });
+          }
+          navigate(path);
         },
-      ],
-    }),
-    "app.session",
-  );
+      },
+    ],
+  });
+  useAgentComponent({
+    type: "app.session",
+    description: "The acting identity.",
+    observations: [
+      {
+        name: "read",
+        description: "Who is signed in and with which role: controllers can write, analysts can only read.",
+        outputSchema: {
+          type: "object",
+          properties: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" } },
+          required: ["email", "name", "role"],
+        },
+        read: () => {
+          const { email, name, role } = session.user;
+          return { email, name, role };
+        },
+      },
+    ],
+  });
   return null;
 }
 

@@ -1,5 +1,5 @@
 // The assistant dock: assistant-ui's external-store runtime over @dpas/host's Conversation.
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   AssistantRuntimeProvider,
   ComposerPrimitive,
@@ -11,7 +11,8 @@ import {
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Conversation, type ChatMessageView, type ConfirmRequest, type ConversationState, type Surface } from "@dpas/host";
+import type { ChatMessageView } from "@dpas/host";
+import { useConversation, usePendingConfirmations } from "@dpas/host/react";
 import { listThreads, type Session } from "../api";
 import { ROUTE_SCOPES } from "../routes";
 import { committedLocation } from "../shellState";
@@ -23,99 +24,35 @@ import { DockContext, ToolCard } from "./ToolCard";
 const THREAD_KEY = "dpas:thread";
 export const SUGGESTION = { label: "What's overdue?", prompt: "Which invoices are overdue, and by how much?" };
 
-interface PendingConfirm {
-  request: ConfirmRequest;
-  resolve: (ok: boolean) => void;
+interface DockProps {
+  session: Session;
+  onClose: () => void;
 }
 
-/** The conversation store, created while the dock is mounted (and freed after). */
-function useConversation(surface: Surface, session: Session) {
+export function Dock({ session, onClose }: DockProps) {
   const queryClient = useQueryClient();
-  const [pendingConfirm, setPendingConfirm] = useState<PendingConfirm | null>(null);
-  const confirmRef = useRef<(r: ConfirmRequest) => Promise<boolean>>(() => Promise.resolve(false));
-  confirmRef.current = (request) =>
-    new Promise<boolean>((resolve) =>
-      setPendingConfirm({
-        request,
-        resolve: (ok) => {
-          setPendingConfirm(null);
-          resolve(ok);
-        },
-      }),
-    );
-
-  const [conversation, setConversation] = useState<Conversation | null>(null);
-  useEffect(() => {
-    const created = new Conversation({
-      endpoint: "/agent/chat",
-      threadsEndpoint: "/api/threads",
-      surface,
-      getPathname: () => window.location.pathname,
-      routeScopes: ROUTE_SCOPES,
-      until: () => committedLocation.current === window.location.pathname + window.location.search,
-      confirm: (request) => confirmRef.current(request),
-      modelId: session.defaultModel ?? undefined,
-      catalogMode: "direct",
-      onEvent: (event) => {
-        if (event.type === "reconcile") void queryClient.invalidateQueries();
-      },
-    });
-    setConversation(created);
-    return () => {
-      setConversation(null);
-      created.free();
-    };
-  }, [surface, session.defaultModel, queryClient]);
-
-  return { conversation, pendingConfirm };
-}
-
-function useConversationState(conversation: Conversation): ConversationState {
-  const [state, setState] = useState<ConversationState>(() => conversation.getState());
-  useEffect(() => {
-    setState(conversation.getState());
-    return conversation.subscribe(() => setState(conversation.getState()));
-  }, [conversation]);
+  const [mode, setMode] = useState<"direct" | "meta">("direct");
+  const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
+  // The conversation store lives while the dock is mounted; confirmations go to <ConfirmDialog>.
+  const { conversation, state } = useConversation({
+    endpoint: "/agent/chat",
+    threadsEndpoint: "/api/threads",
+    getPathname: () => window.location.pathname,
+    routeScopes: ROUTE_SCOPES,
+    until: () => committedLocation.current === window.location.pathname + window.location.search,
+    modelId: model || undefined,
+    catalogMode: mode,
+    onEvent: (event) => {
+      if (event.type === "reconcile") void queryClient.invalidateQueries();
+    },
+  });
 
   // Keep the open thread across reloads.
   useEffect(() => {
     if (state.messages.length > 0) window.localStorage.setItem(THREAD_KEY, state.conversationId);
   }, [state.conversationId, state.messages.length]);
-  return state;
-}
 
-interface DockProps {
-  surface: Surface;
-  session: Session;
-  onClose: () => void;
-}
-
-export function Dock({ surface, session, onClose }: DockProps) {
-  const { conversation, pendingConfirm } = useConversation(surface, session);
-  if (!conversation) return null;
-  return (
-    <DockView conversation={conversation} session={session} onClose={onClose}>
-      {pendingConfirm && <ConfirmDialog pending={pendingConfirm} />}
-    </DockView>
-  );
-}
-
-function DockView({
-  conversation,
-  session,
-  onClose,
-  children,
-}: {
-  conversation: Conversation;
-  session: Session;
-  onClose: () => void;
-  children?: ReactNode;
-}) {
-  const state = useConversationState(conversation);
-  const queryClient = useQueryClient();
   const [restoring, setRestoring] = useState(false);
-  const [mode, setMode] = useState<"direct" | "meta">("direct");
-  const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
   const [showThreads, setShowThreads] = useState(false);
   const [showInspector, setShowInspector] = useState(false);
   const threads = useQuery({ queryKey: ["threads", session.user.email], queryFn: listThreads });
@@ -197,10 +134,7 @@ function DockView({
               <span>Model</span>
               <select
                 value={model}
-                onChange={(e) => {
-                  setModel(e.target.value);
-                  conversation.setModelId(e.target.value || undefined);
-                }}
+                onChange={(e) => setModel(e.target.value)}
               >
                 {session.models.map((m) => (
                   <option key={m} value={m}>
@@ -214,11 +148,7 @@ function DockView({
               <select
                 aria-label="Catalog mode"
                 value={mode}
-                onChange={(e) => {
-                  const next = e.target.value === "meta" ? "meta" : "direct";
-                  setMode(next);
-                  conversation.setCatalogMode(next);
-                }}
+                onChange={(e) => setMode(e.target.value === "meta" ? "meta" : "direct")}
               >
                 <option value="direct">Direct</option>
                 <option value="meta">Meta (surface_* tools)</option>
@@ -307,7 +237,7 @@ function DockView({
       </AssistantRuntimeProvider>
       </DockContext.Provider>
       {showInspector && <Inspector events={state.inspector} />}
-      {children}
+      <ConfirmDialog />
     </aside>
   );
 }
@@ -346,20 +276,24 @@ function AssistantMessage() {
   );
 }
 
-function ConfirmDialog({ pending }: { pending: PendingConfirm }) {
-  const { request, resolve } = pending;
-  useEffect(() => () => resolve(false), [resolve]);
+/** The first pending confirmation, if any. Always mounted with the dock: while it is, requests
+ *  wait for the user; unmounting it denies them. */
+function ConfirmDialog() {
+  const pending = usePendingConfirmations();
+  const request = pending[0];
   // Dismissing the dialog (Escape) is a denial.
   useEffect(() => {
+    if (!request) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") {
         e.preventDefault();
-        resolve(false);
+        request.deny();
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [resolve]);
+  }, [request]);
+  if (!request) return null;
   return (
     <div className="dialog-backdrop">
       <div role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" className="dialog">
@@ -371,10 +305,10 @@ function ConfirmDialog({ pending }: { pending: PendingConfirm }) {
         <p>{request.description}</p>
         <pre className="json">{JSON.stringify(request.input, null, 2)}</pre>
         <div className="dialog-actions">
-          <button type="button" onClick={() => resolve(false)}>
+          <button type="button" onClick={() => request.deny()}>
             Deny
           </button>
-          <button type="button" className="primary" onClick={() => resolve(true)}>
+          <button type="button" className="primary" onClick={() => request.approve()}>
             Allow
           </button>
         </div>

@@ -3,8 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { rpc } from "../api";
 import type { InvoiceRow } from "../domain";
 import { formatEur, utcToday } from "../format";
-import { useRegisterComponent, useSurface } from "../surface";
-import { useLatest } from "../table/useLedgerTable";
+import { useAgentComponent } from "@dpas/host/react";
 
 const DATE = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" };
 
@@ -17,50 +16,43 @@ export function boundNote(row: InvoiceRow): string {
 /** Always mounted on the pending screen: the `domain:update-collection-status` reference is
  *  available, and bound to the invoice on screen, exactly while the dialog is open. */
 export function ChaseDialog({ row, onClose }: { row: InvoiceRow | null; onClose: () => void }) {
-  const surface = useSurface();
-  const rowRef = useLatest(row);
-  useRegisterComponent(
-    () => ({
-      type: "invoices.chase",
-      description: "The chase dialog of one pending invoice: its collection (reminder) record.",
-      procedures: [
-        {
-          path: "update-collection-status",
-          description:
-            "Write the chase record (last reminder date, reminders sent, expected payment date, note) of the invoice in the open chase dialog. Only the fields you supply change; null erases one.",
-          effect: "server-mutation",
-          confirmation: "never",
-          inputSchema: {
-            type: "object",
-            properties: {
-              invoiceId: { type: "integer", exclusiveMinimum: 0, maximum: 9007199254740991 },
-              lastReminderDate: { anyOf: [{ ...DATE, description: "When the last chase email went out." }, { type: "null" }] },
-              remindersSent: { type: "integer", minimum: 0, maximum: 99 },
-              expectedPaymentDate: {
-                anyOf: [{ ...DATE, description: "The payment date the client promised." }, { type: "null" }],
-              },
-              note: { anyOf: [{ type: "string", maxLength: 500 }, { type: "null" }] },
+  // Functions are read from the latest render, and availability is re-evaluated after every
+  // commit, so opening and closing the dialog flips the reference without a version bump.
+  useAgentComponent({
+    type: "invoices.chase",
+    description: "The chase dialog of one pending invoice: its collection (reminder) record.",
+    procedures: [
+      {
+        path: "update-collection-status",
+        description:
+          "Write the chase record (last reminder date, reminders sent, expected payment date, note) of the invoice in the open chase dialog. Only the fields you supply change; null erases one.",
+        effect: "server-mutation",
+        confirmation: "never",
+        inputSchema: {
+          type: "object",
+          properties: {
+            invoiceId: { type: "integer", exclusiveMinimum: 0, maximum: 9007199254740991 },
+            lastReminderDate: { anyOf: [{ ...DATE, description: "When the last chase email went out." }, { type: "null" }] },
+            remindersSent: { type: "integer", minimum: 0, maximum: 99 },
+            expectedPaymentDate: {
+              anyOf: [{ ...DATE, description: "The payment date the client promised." }, { type: "null" }],
             },
-            required: ["invoiceId"],
-            additionalProperties: false,
+            note: { anyOf: [{ type: "string", maxLength: 500 }, { type: "null" }] },
           },
-          // The host captures the bound keys once, at registration: always name invoiceId
-          // (null while no dialog is open, when the reference is unavailable anyway).
-          bind: () => ({ invoiceId: rowRef.current?.id ?? null }),
-          describe: () => (rowRef.current ? boundNote(rowRef.current) : undefined),
-          availability: {
-            when: () => rowRef.current !== null,
-            unavailableReason: UNAVAILABLE_REASON,
-          },
+          required: ["invoiceId"],
+          additionalProperties: false,
         },
-      ],
-    }),
-    "invoices.chase",
-  );
-
-  useEffect(() => {
-    surface.notifyAvailabilityChanged();
-  }, [surface, row]);
+        // The host captures the bound keys once, at registration: always name invoiceId
+        // (null while no dialog is open, when the reference is unavailable anyway).
+        bind: () => ({ invoiceId: row?.id ?? null }),
+        describe: () => (row ? boundNote(row) : undefined),
+        availability: {
+          when: () => row !== null,
+          unavailableReason: UNAVAILABLE_REASON,
+        },
+      },
+    ],
+  });
 
   if (!row) return null;
   // Remount the form whenever the stored record changes (e.g. the assistant wrote it).

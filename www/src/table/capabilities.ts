@@ -1,7 +1,7 @@
 // The view capabilities of a table screen (demo README §c.2–c.4), built over the live table
 // state. Every callback reads `ref.current`, the table as last rendered.
 import type { ActionDef, ComponentDef, JsonSchema, ObservationDef } from "@dpas/host";
-import { CapabilityError, EMPTY_INPUT_SCHEMA } from "../surface";
+import { CapabilityError, EMPTY_INPUT_SCHEMA } from "@dpas/host";
 import type { LedgerTable } from "./useLedgerTable";
 
 const MAX_VISIBLE = 100;

@@ -1,5 +1,5 @@
 import type { JsonSchema } from "@dpas/host";
-import { useRegisterComponent } from "../surface";
+import { useAgentComponent } from "@dpas/host/react";
 import { tableCapabilities } from "./capabilities";
 import { useLatest, useLedgerTable, type LedgerTable, type TableSpec } from "./useLedgerTable";
 
@@ -11,9 +11,6 @@ export function useTableScreen<R extends { id: number }>(
 ): LedgerTable<R> {
   const t = useLedgerTable(spec, data);
   const ref = useLatest(t);
-  useRegisterComponent(
-    () => ({ type: spec.type, description: spec.description, ...tableCapabilities(ref, rowSchema) }),
-    spec.type,
-  );
+  useAgentComponent({ type: spec.type, description: spec.description, ...tableCapabilities(ref, rowSchema) });
   return t;
 }
