@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The packed @dpas/host as users install it, in the apps of tests/packaging/: a Vite 8 + React
+# app (strict types with skipLibCheck off, a production build, a vitest + jsdom component test,
+# a turn in headless Chromium) and a webpack 5 build loaded in Chromium.
+#   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[packaging]\033[0m %s\n' "$*"; }
+. scripts/lib/package.sh
+
+if [ "${SKIP_BUILD:-}" != "1" ]; then
+  bash scripts/build-wasm.sh
+  pack_host
+fi
+[ -f host-wasm/dist/dpas-host.tgz ] || { echo "host-wasm/dist/dpas-host.tgz is missing" >&2; exit 1; }
+
+app=tests/packaging/vite-react
+say "$app: install, tsc (strict, skipLibCheck false, lib ES2022 + DOM), vite build"
+install_host "$app"
+(cd "$app" && npm run --silent typecheck && npm run --silent build)
+say "$app: vitest + jsdom (init in Node, a turn against a stub server)"
+(cd "$app" && npm run --silent test:unit)
+say "$app: the built app in headless Chromium"
+(cd "$app" && npm run --silent test:browser)
+
+app=tests/packaging/webpack
+say "$app: install, webpack 5 production build, loaded in headless Chromium"
+install_host "$app"
+(cd "$app" && npm run --silent build >/dev/null && npm run --silent test:browser)
+say "ok"

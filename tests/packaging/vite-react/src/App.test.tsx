@@ -1,0 +1,56 @@
+// A component test as an app team writes it: vitest + jsdom in Node, the packed @dpas/host
+// initialised by <SurfaceProvider> from the wasm file (no fetch), one turn against a stub server.
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
+import init, { Surface } from "@dpas/host";
+import { startStub } from "../../stub-server.mjs";
+import { App } from "./App";
+
+let stub: Awaited<ReturnType<typeof startStub>>;
+beforeAll(async () => {
+  stub = await startStub();
+});
+afterAll(() => stub.close());
+
+test("using a class before init() says to call init()", () => {
+  expect(() => new Surface()).toThrow(/call `await init\(\)`.*SurfaceProvider/s);
+});
+
+test("a component registered with useAgentComponent runs the model's call in a turn", async () => {
+  const container = document.body.appendChild(document.createElement("div"));
+  const root = createRoot(container);
+  root.render(
+    <StrictMode>
+      <App endpoint={`${stub.url}/agent/chat`} />
+    </StrictMode>,
+  );
+  const ask = await vi.waitFor(() => {
+    const button = container.querySelector("button");
+    if (!button) throw new Error("the provider has not rendered its children yet");
+    return button;
+  });
+  ask.click();
+  const answer = await vi.waitFor(
+    () => {
+      const text = container.querySelector('[data-testid="answer"]')?.textContent ?? "";
+      if (!text.startsWith("Added")) throw new Error(`no answer yet: ${container.innerHTML}`);
+      return text;
+    },
+    { timeout: 10_000 },
+  );
+  // The action ran in the component (its state changed) and its output went back to the model.
+  expect([...container.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["milk"]);
+  expect(answer).toContain('"added":"milk"');
+  expect(container.querySelector('[data-testid="tool-call"]')?.textContent).toBe("view:todo.list.add: done");
+  // The first step offered the registered component's tools, once each (StrictMode
+  // registered, unregistered and registered again).
+  const tools = stub.requests[0].catalog.frontendTools.map((t: { wireName: string }) => t.wireName);
+  expect(tools).toEqual(["view_todo__list__read", "view_todo__list__add", "view_todo__list__clear"]);
+  root.unmount();
+});
+
+test("init() is idempotent and resolves in Node", async () => {
+  await expect(init()).resolves.toBeDefined();
+  expect(() => new Surface().free()).not.toThrow();
+});

@@ -1,0 +1,83 @@
+// What a new user writes: a todo list the assistant can read and add to, and a button that
+// asks the assistant, with nothing but @dpas/host and @dpas/host/react.
+import { useState } from "react";
+import { CapabilityError, EMPTY_INPUT_SCHEMA } from "@dpas/host";
+import { SurfaceProvider, useAgentComponent, useConversation } from "@dpas/host/react";
+
+function Todos() {
+  const [todos, setTodos] = useState<string[]>([]);
+  useAgentComponent({
+    type: "todo.list",
+    description: "The user's todo list.",
+    observations: [
+      {
+        name: "read",
+        description: "The todos, in order.",
+        outputSchema: { type: "object", properties: { todos: { type: "array", items: { type: "string" } } } },
+        read: () => ({ todos }),
+      },
+    ],
+    actions: [
+      {
+        name: "add",
+        description: "Add a todo.",
+        effect: "local-state",
+        inputSchema: {
+          type: "object",
+          properties: { text: { type: "string" } },
+          required: ["text"],
+          additionalProperties: false,
+        },
+        execute: (input) => {
+          const text = String(input.text).trim();
+          if (!text) throw new CapabilityError("INVALID_INPUT", "A todo needs text.", "with-changes");
+          setTodos((list) => [...list, text]);
+          return { added: text, count: todos.length + 1 };
+        },
+      },
+      {
+        name: "clear",
+        description: "Remove every todo.",
+        effect: "local-state",
+        inputSchema: EMPTY_INPUT_SCHEMA,
+        execute: () => setTodos([]),
+      },
+    ],
+  });
+  return (
+    <ul aria-label="Todos">
+      {todos.map((todo, i) => (
+        <li key={i}>{todo}</li>
+      ))}
+    </ul>
+  );
+}
+
+function Assistant({ endpoint }: { endpoint: string }) {
+  const { state, conversation } = useConversation({ endpoint, getPathname: () => "/" });
+  const last = state.messages.at(-1);
+  const calls = state.messages.flatMap((message) => message.toolCalls);
+  return (
+    <section aria-label="Assistant" aria-busy={state.isRunning}>
+      <button type="button" disabled={state.isRunning} onClick={() => void conversation.send("Add milk")}>
+        Ask
+      </button>
+      {calls.map((call) => (
+        <p key={call.toolCallId} data-testid="tool-call">
+          {call.canonicalId}: {call.state}
+        </p>
+      ))}
+      {last?.role === "assistant" && <p data-testid="answer">{last.text}</p>}
+      {state.error && <p role="alert">{state.error.message}</p>}
+    </section>
+  );
+}
+
+export function App({ endpoint = "/agent/chat" }: { endpoint?: string }) {
+  return (
+    <SurfaceProvider fallback={<p>Loading…</p>}>
+      <Todos />
+      <Assistant endpoint={endpoint} />
+    </SurfaceProvider>
+  );
+}
