@@ -93,9 +93,10 @@ pub struct Cli {
     /// Database URL (SQLite); `sqlite::memory:` keeps everything in memory.
     #[arg(long, env = "DPAS_DATABASE_URL")]
     pub database: Option<String>,
-    /// scripted | scripted:<file> | openai:<model> | anthropic:<model> | none
+    /// scripted | scripted:<file> | openai:<model> | anthropic:<model> | none. Repeat it to
+    /// serve several (a request's `modelId` picks one); the first is the default.
     #[arg(long, env = "DPAS_MODEL")]
-    pub model: Option<ModelSpec>,
+    pub model: Vec<ModelSpec>,
     /// Inactivity window between model chunks, in seconds.
     #[arg(long, env = "DPAS_MODEL_TIMEOUT", default_value_t = 45, value_parser = clap::value_parser!(u64).range(1..))]
     pub model_timeout: u64,
@@ -119,6 +120,10 @@ pub enum ConfigError {
     MissingSecret,
     #[error("the session secret must not be empty")]
     EmptySecret,
+    #[error("--model none cannot be combined with other models")]
+    NoneWithOthers,
+    #[error("--model {0} is given twice")]
+    RepeatedModel(String),
 }
 
 /// Where the session signing secret came from.
@@ -134,7 +139,10 @@ pub enum SessionSecret {
 pub struct ServerConfig {
     pub listen: SocketAddr,
     pub database_url: String,
+    /// The default model.
     pub model: ModelSpec,
+    /// Further models a request may pick by `modelId` (`--model` repeated).
+    pub more_models: Vec<ModelSpec>,
     pub model_timeout: Duration,
     pub demo: bool,
     pub static_dir: Option<PathBuf>,
@@ -150,11 +158,26 @@ impl ServerConfig {
     /// Applies the rules between flags: `none` wins even under `--demo`; `--demo` defaults the
     /// model to scripted; a secret is required without `--demo`.
     pub fn from_cli(cli: Cli) -> Result<Self, ConfigError> {
-        let model = match (cli.model, cli.demo) {
+        let mut models = cli.model.into_iter();
+        let model = match (models.next(), cli.demo) {
             (Some(m), _) => m,
             (None, true) => ModelSpec::Scripted { script: None },
             (None, false) => ModelSpec::None,
         };
+        let more_models: Vec<ModelSpec> = models.collect();
+        if !more_models.is_empty()
+            && std::iter::once(&model)
+                .chain(&more_models)
+                .any(|m| *m == ModelSpec::None)
+        {
+            return Err(ConfigError::NoneWithOthers);
+        }
+        for (i, m) in more_models.iter().enumerate() {
+            let earlier = std::iter::once(&model).chain(&more_models[..i]);
+            if earlier.into_iter().any(|e| e.model_ids() == m.model_ids()) {
+                return Err(ConfigError::RepeatedModel(m.to_string()));
+            }
+        }
         let session_secret = match (cli.session_secret, cli.demo) {
             (Some(s), _) if s.is_empty() => return Err(ConfigError::EmptySecret),
             (Some(s), _) => SessionSecret::Given(s),
@@ -167,6 +190,7 @@ impl ServerConfig {
                 .database
                 .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
             model,
+            more_models,
             model_timeout: Duration::from_secs(cli.model_timeout),
             demo: cli.demo,
             static_dir: cli.static_dir,
@@ -182,6 +206,7 @@ impl ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             database_url: "sqlite::memory:".to_owned(),
             model: ModelSpec::Scripted { script: None },
+            more_models: Vec::new(),
             model_timeout: Duration::from_secs(45),
             demo: true,
             static_dir: None,
@@ -258,6 +283,13 @@ mod tests {
         assert_eq!(c.model, ModelSpec::None);
         assert_eq!(c.database_url, "sqlite::memory:");
         assert!(parse(&["--demo", "--model", "bogus"]).is_err());
+        let c = parse(&["--demo", "--model", "openai:a", "--model", "anthropic:b"]).unwrap();
+        assert_eq!(c.model, ModelSpec::OpenAi { model: "a".into() });
+        assert_eq!(c.more_models, [ModelSpec::Anthropic { model: "b".into() }]);
+        let none_too = parse(&["--demo", "--model", "openai:a", "--model", "none"]);
+        assert!(none_too.unwrap_err().contains("none cannot be combined"));
+        let twice = parse(&["--demo", "--model", "openai:a", "--model", "openai:a"]);
+        assert!(twice.unwrap_err().contains("given twice"));
         assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
     }
 }

@@ -532,6 +532,16 @@ pub mod host_inspector {
         )
     }
 
+    /// `model.fallback`: the request named a model this server does not serve; the default ran.
+    pub fn model_fallback(requested: &str, used: &str, correlation: Map<String, Value>) -> Frame {
+        host(
+            "model.fallback",
+            format!("model \"{requested}\" is not served here — ran the default, \"{used}\""),
+            correlation,
+            json!({ "requested": requested, "used": used }),
+        )
+    }
+
     /// `inspector.dropped`: `<n> audit entry dropped — reader fell behind` (`entries` if n≠1).
     pub fn dropped(count: u64, correlation: Map<String, Value>) -> Frame {
         let noun = if count == 1 { "entry" } else { "entries" };

@@ -35,6 +35,8 @@ pub enum Model {
     Script(&'static str),
     /// Any provider, e.g. one that records what it was asked.
     Custom(Arc<dyn ModelProvider>),
+    /// Several providers, the first the default (`--model` repeated).
+    Several(Vec<Arc<dyn ModelProvider>>),
     None,
 }
 
@@ -82,6 +84,7 @@ pub async fn start_with(options: Options) -> ChatServer {
             vec![ScriptedProvider::from_script(script).into_arc()]
         }
         Model::Custom(provider) => vec![provider],
+        Model::Several(providers) => providers,
         Model::None => {
             config.model = ModelSpec::None;
             Vec::new()

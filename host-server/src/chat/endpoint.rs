@@ -11,6 +11,7 @@ use std::time::Duration;
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
+use dpas_protocol::frame::{host_inspector, step_correlation};
 use dpas_protocol::{decode_request, HostError, HostErrorCode, RouteFloors};
 use tokio::sync::mpsc;
 
@@ -50,7 +51,18 @@ pub async fn agent_chat(
         .models
         .choose(request.model_id.as_deref())
         .ok_or_else(|| HostError::of(HostErrorCode::ModelNotConfigured))?;
-    let composition = compose(&state.runtime, &actor, &request, &chat.floors)?;
+    let mut composition = compose(&state.runtime, &actor, &request, &chat.floors)?;
+    if let Some(requested) = request.model_id.as_deref() {
+        if !chat.models.serves(requested) {
+            let correlation = step_correlation(
+                &request.conversation_id,
+                &request.turn_id,
+                &composition.step_id,
+            );
+            let frame = host_inspector::model_fallback(requested, provider.id(), correlation);
+            composition.host_frames.push(frame);
+        }
+    }
     let audit = state.runtime.subscribe(Some(&actor.id));
     let version = request.version.as_u8();
     let run = StepRun {

@@ -49,7 +49,12 @@ impl ChatConfig {
     /// The chat configuration of the demo application for a server configuration.
     pub fn demo(config: &ServerConfig) -> Result<Self, ModelSetupError> {
         Ok(Self {
-            models: models_for(&config.model)?,
+            models: ModelSet::join(
+                std::iter::once(&config.model)
+                    .chain(&config.more_models)
+                    .map(models_for)
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
             floors: Arc::new(RouteFloors::demo()),
             app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
             model_timeout: config.model_timeout,

@@ -142,8 +142,12 @@ fn user_json(actor: &Actor) -> Value {
     json!({"email": actor.id, "name": actor.display_name, "role": actor.role})
 }
 
-async fn get_session(state: web::Data<AppState>, actor: Actor) -> HttpResponse {
-    let models = state.config.model.model_ids();
+/// The user, and the models `/agent/chat` serves (the default first; none without the chat).
+async fn get_session(
+    chat: Option<web::Data<crate::chat::ChatConfig>>,
+    actor: Actor,
+) -> HttpResponse {
+    let models = chat.as_ref().map(|c| c.models.ids()).unwrap_or_default();
     HttpResponse::Ok()
         .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
 }

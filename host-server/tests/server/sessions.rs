@@ -92,7 +92,8 @@ async fn health_and_demo_sign_in_need_no_session() {
     let session = s.get("/api/session", Some(cookie)).await;
     assert_eq!(
         session.body,
-        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}, "models": ["scripted"], "defaultModel": "scripted"})
+        // No chat endpoint is mounted here, so no model serves (the chat tests list theirs).
+        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}, "models": [], "defaultModel": null})
     );
 
     let bad = s.post("/api/session", None, json!({"role": "admin"})).await;
