@@ -30,3 +30,6 @@ bash host-wasm/tests/browser/run-golden.sh
 
 step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"
 bash scripts/e2e.sh
+
+step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
+SKIP_BUILD=1 bash scripts/packaging.sh
