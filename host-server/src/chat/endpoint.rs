@@ -1,8 +1,10 @@
 //! `POST /agent/chat`: one POST is one model step-run, streamed as NDJSON frames.
 //!
-//! Check order (reference-behaviour K4, DESIGN decisions 1 and 7): decode (400/409/413) →
-//! session (401) → model configured (503) → v1 collision (409) → limits (413) → compose →
-//! stream. Every refusal is decided before the first byte of the stream.
+//! Check order (reference-behaviour K4, DESIGN decisions 1 and 7, hardened): session (401,
+//! from the headers, before a byte of the body is read) → the actor's concurrent steps (429)
+//! → read under cap and deadline (413/408) → decode (400/409/413) → model configured (503) →
+//! v1 collision (409) → limits (413) → compose → stream. Every refusal is decided before the
+//! first byte of the stream.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -43,9 +45,11 @@ pub async fn agent_chat(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
+    // Nobody without a session gets their body read, let alone parsed.
+    let actor = actor_of(&req)?;
+    let permit = state.steps.admit(&actor.id)?;
     let body = read_limited(&req, payload, state.config.body_limit).await?;
     let request = decode_request(&body)?;
-    let actor = actor_of(&req)?;
     let provider = chat
         .models
         .choose(request.model_id.as_deref())
@@ -71,7 +75,15 @@ pub async fn agent_chat(
     };
     let (tx, rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
     // The run is its own task: the response only reads its channel.
-    actix_web::rt::spawn(run.run(FrameSink::new(tx)));
+    // The permit lives as long as the run, not the response: a client that leaves early does
+    // not free a slot while its step is still working. A second sender keeps the stream open
+    // until the permit is gone, so a client that saw the end can start its next step at once.
+    let closing = tx.clone();
+    actix_web::rt::spawn(async move {
+        run.run(FrameSink::new(tx)).await;
+        drop(permit);
+        drop(closing);
+    });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
     });
