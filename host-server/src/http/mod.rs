@@ -70,6 +70,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
 
