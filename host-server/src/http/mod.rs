@@ -126,6 +126,10 @@ where
     Ok(
         HttpServer::new(move || app_with(state.clone(), extra.clone()))
             .workers(workers.max(1))
+            // A step streams many small NDJSON frames on a keep-alive connection. With
+            // Nagle's algorithm on, every frame after the first waits for the client's
+            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+            .tcp_nodelay(true)
             .listen(listener)?
             .run(),
     )
