@@ -13,7 +13,7 @@ use crate::runtime::{
     AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqliteApprovalStore,
 };
 use crate::session::{self, SessionKeys};
-use crate::threads::{SqliteThreadStore, ThreadStore};
+use crate::threads::{SqliteThreadStore, ThreadCaps, ThreadStore};
 
 /// Everything a request handler needs. Cheap to clone.
 #[derive(Clone)]
@@ -151,12 +151,13 @@ impl AppBuilder {
         session::load_revoked(&pool, &sessions)
             .await
             .map_err(StartupError::Seed)?;
+        let caps = ThreadCaps::from_limits(self.config.body_limit);
         Ok(AppState {
             steps: StepGate::new(self.config.max_concurrent_steps),
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),
             runtime: Arc::new(runtime),
-            threads: Arc::new(SqliteThreadStore::new(pool.clone())),
+            threads: Arc::new(SqliteThreadStore::new(pool.clone(), caps)),
             sessions,
             ledger,
             pool,

@@ -145,6 +145,10 @@ pub struct Cli {
         value_delimiter = ','
     )]
     pub allowed_origins: Vec<String>,
+    /// The app's public origin (`https://app.example.com`), for links handed to other
+    /// clients such as MCP approval deep links; without it the request's own origin is used.
+    #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
 }
 
 fn parse_positive(s: &str) -> Result<usize, String> {
@@ -152,6 +156,19 @@ fn parse_positive(s: &str) -> Result<usize, String> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err("expected a whole number of at least 1".to_owned()),
     }
+}
+
+/// An `http(s)://host[:port]` origin with an optional path prefix, kept without a trailing `/`.
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .ok_or_else(|| "must start with http:// or https://".to_owned())?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || s.contains(['?', '#']) || s.chars().any(char::is_whitespace) {
+        return Err("must be an origin such as https://app.example.com".to_owned());
+    }
+    Ok(s.trim_end_matches('/').to_owned())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -192,6 +209,8 @@ pub struct ServerConfig {
     pub sign_in_per_minute: u32,
     /// Origins besides the server's own whose requests may write (normalised, lower-case).
     pub allowed_origins: Vec<String>,
+    /// `--public-url`, without a trailing `/`.
+    pub public_url: Option<String>,
 }
 
 /// `scheme://host[:port]`, lower-cased, or `None` when `s` is not just an origin.
@@ -245,6 +264,7 @@ impl ServerConfig {
                 .iter()
                 .map(|o| normalise_origin(o).ok_or_else(|| ConfigError::BadOrigin(o.clone())))
                 .collect::<Result<_, _>>()?,
+            public_url: cli.public_url,
         })
     }
 
@@ -265,6 +285,7 @@ impl ServerConfig {
             max_concurrent_steps: DEFAULT_MAX_CONCURRENT_STEPS,
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
             allowed_origins: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -363,5 +384,23 @@ mod tests {
             Duration::from_secs(12 * 3600)
         );
         assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn public_url_is_an_origin_without_trailing_slash() {
+        let c = parse(&["--demo", "--public-url", "https://app.example.com/"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("https://app.example.com"));
+        let c = parse(&["--demo", "--public-url", "http://127.0.0.1:8080/app"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("http://127.0.0.1:8080/app"));
+        assert_eq!(parse(&["--demo"]).unwrap().public_url, None);
+        for bad in [
+            "app.example.com",
+            "ftp://x",
+            "https://",
+            "https://x/?a=b",
+            "https://a b",
+        ] {
+            assert!(parse(&["--demo", "--public-url", bad]).is_err(), "{bad}");
+        }
     }
 }

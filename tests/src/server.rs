@@ -50,6 +50,8 @@ pub struct Options {
     pub audit: Option<AuditHub>,
     /// Adjusts the server configuration (deadlines, limits) before the server starts.
     pub configure: Option<fn(&mut ServerConfig)>,
+    /// The request body limit (and so the stored thread's byte cap), when not the default.
+    pub body_limit: Option<usize>,
 }
 
 impl Default for Options {
@@ -60,6 +62,7 @@ impl Default for Options {
             register: None,
             audit: None,
             configure: None,
+            body_limit: None,
         }
     }
 }
@@ -81,6 +84,9 @@ pub async fn start_with(options: Options) -> ChatServer {
     config.model_timeout = options.model_timeout;
     if let Some(configure) = options.configure {
         configure(&mut config);
+    }
+    if let Some(limit) = options.body_limit {
+        config.body_limit = limit;
     }
     let providers: Vec<Arc<dyn ModelProvider>> = match options.model {
         Model::Golden => vec![ScriptedProvider::golden().into_arc()],

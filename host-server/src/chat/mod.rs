@@ -1,7 +1,9 @@
 //! The chat endpoint: catalog composition, the model step loop and its frames.
 
+pub mod ai_sdk;
 pub mod compose;
 pub mod endpoint;
+pub mod manifest;
 pub mod models;
 pub mod prompt;
 pub mod run;
@@ -57,11 +59,19 @@ impl ChatConfig {
     }
 }
 
-/// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
+/// Mounts the doors into the step engine (`POST /agent/chat`, `POST /agent/ai-sdk`) and
+/// `GET /agent/manifest` with their configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::new(chat.clone()))
-            .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)));
+            .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)))
+            .service(
+                crate::http::resource("/agent/ai-sdk").route(web::post().to(ai_sdk::agent_ai_sdk)),
+            )
+            .service(
+                crate::http::resource("/agent/manifest")
+                    .route(web::get().to(manifest::agent_manifest)),
+            );
     }
 }
 

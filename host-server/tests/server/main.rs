@@ -10,5 +10,7 @@ mod discovery;
 mod hardening;
 mod hygiene;
 mod ledger;
+mod manifest;
+mod mcp;
 mod sessions;
 mod threads;
