@@ -104,4 +104,7 @@ test("refusals are typed errors before anything streams", async () => {
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, "PROTOCOL_DECODE_ERROR");
   }
+  const plain = await fetch(`${server.url}/agent/ag-ui`, { method: "POST", headers: { cookie: server.cookie, "content-type": "text/plain" }, body: "{}" });
+  assert.equal(plain.status, 415);
+  assert.equal((await plain.json()).error.code, "UNSUPPORTED_MEDIA_TYPE");
 });

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::endpoint::{prepare_run, ChatConfig, FRAME_BUFFER};
 use super::run::{FrameSink, StepRun};
 use crate::http::error::ApiError;
-use crate::http::{actor_of, read_limited};
+use crate::http::{actor_of, read_limited, require_json};
 use crate::AppState;
 
 /// A body that is not what the door takes: 400 `PROTOCOL_DECODE_ERROR`.
@@ -23,8 +23,8 @@ pub fn malformed() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::ProtocolDecodeError))
 }
 
-/// The common start of a door: the session (401) before the body, the body under the cap,
-/// JSON, the door's `translate` into a v2 step request (plus what its encoder keeps), then
+/// The common start of a door: the session (401) before the body, `application/json` (415),
+/// the body under the cap, JSON, the door's `translate` into a v2 step request (plus what its encoder keeps), then
 /// the contract's own decoding and checks, and the run prepared. Nothing has streamed yet.
 pub async fn open_door<T>(
     req: &HttpRequest,
@@ -34,6 +34,7 @@ pub async fn open_door<T>(
     translate: impl FnOnce(&Value) -> Result<(Value, T), ApiError>,
 ) -> Result<(StepRun, T), ApiError> {
     actor_of(req)?;
+    require_json(req)?;
     let bytes = read_limited(req, payload, state.config.body_limit).await?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
     let (request, keep) = translate(&body)?;
