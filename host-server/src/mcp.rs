@@ -20,7 +20,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::{json, Map, Value};
 
 use crate::http::error::ApiError;
-use crate::http::{read_limited, resource};
+use crate::http::{read_limited, require_json, resource};
 use crate::runtime::{
     Actor, CapabilityError, CapabilityInfo, Correlation, Envelope, InputIssue, SideEffect, Surface,
 };
@@ -90,14 +90,6 @@ fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> HttpRes
         .json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
-fn is_json(req: &HttpRequest) -> bool {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 async fn post_mcp(
     req: HttpRequest,
     payload: web::Payload,
@@ -108,12 +100,7 @@ async fn post_mcp(
         Ok(actor) => actor,
         Err(e) => return Ok(unauthenticated(e)),
     };
-    if !is_json(&req) {
-        return Ok(HttpResponse::UnsupportedMediaType().json(json!({"error": {
-            "code": "UNSUPPORTED_MEDIA_TYPE",
-            "message": "MCP messages are sent as application/json."
-        }})));
-    }
+    require_json(&req)?;
     if let Some(version) = req.headers().get("mcp-protocol-version") {
         let known = version
             .to_str()

@@ -2,12 +2,9 @@
 // posts the UI messages and parses the UI message stream (validating every chunk against the
 // SDK's schema), readUIMessageStream assembles the assistant message as useChat would.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { DefaultChatTransport, readUIMessageStream } from "ai";
-import { call, signIn, startServer } from "./server.mjs";
+import { call, scriptedServer, signIn } from "./server.mjs";
 
 const HIGHLIGHT = {
   wireName: "view_demo__highlight",
@@ -33,23 +30,10 @@ const SCRIPT = {
   ],
 };
 
-let server;
-let scriptDir;
-let cookie;
-before(async () => {
-  scriptDir = mkdtempSync(join(tmpdir(), "dpas-interop-"));
-  const file = join(scriptDir, "script.json");
-  writeFileSync(file, JSON.stringify(SCRIPT));
-  server = await startServer(["--model", `scripted:${file}`]);
-  cookie = await signIn(server.url, "controller");
-});
-after(async () => {
-  await server?.stop();
-  rmSync(scriptDir, { recursive: true, force: true });
-});
+const server = scriptedServer(SCRIPT);
 
 function transport(extraBody = {}) {
-  return new DefaultChatTransport({ api: `${server.url}/agent/ai-sdk`, headers: { cookie }, body: extraBody });
+  return new DefaultChatTransport({ api: `${server.url}/agent/ai-sdk`, headers: { cookie: server.cookie }, body: extraBody });
 }
 
 /** Sends like useChat does and assembles the streamed assistant message; the chunks too. */
@@ -89,7 +73,7 @@ test("a server-tool turn with text after it, usage as message metadata, saved to
   assert.equal(message.metadata.finishReason, "stop");
   assert.equal(message.metadata.usage.inputTokens, 32);
 
-  const thread = await call(server.url, cookie, "GET", `/api/threads/${chatId}/model-messages`);
+  const thread = await call(server.url, server.cookie, "GET", `/api/threads/${chatId}/model-messages`);
   assert.equal(thread.status, 200);
   assert.deepEqual(thread.body.map((m) => m.role), ["user", "assistant", "tool", "assistant"]);
   const other = await signIn(server.url, "analyst");
@@ -115,7 +99,7 @@ test("a client tool from the catalog is answered with the client's output on the
   const second = await turn(t, chatId, [user("u1", "Please highlight row 3"), answered], { continued: answered });
   assert.equal(second.message.id, answered.id);
   assert.equal(second.message.parts.filter((p) => p.type === "text").at(-1).text, "Row 3 is highlighted.");
-  const saved = await call(server.url, cookie, "GET", `/api/threads/${chatId}/model-messages`);
+  const saved = await call(server.url, server.cookie, "GET", `/api/threads/${chatId}/model-messages`);
   const results = saved.body.filter((m) => m.role === "tool").flatMap((m) => m.content).map((p) => p.toolCallId);
   assert.ok(results.includes(client.toolCallId), JSON.stringify(saved.body));
 });
@@ -133,8 +117,11 @@ test("refusals are typed HTTP errors before anything streams", async () => {
     /CATALOG_TOO_LARGE/,
   );
   for (const body of ["{not json", JSON.stringify({ id: "c3", messages: [{ role: "robot", parts: [] }] })]) {
-    const res = await fetch(`${server.url}/agent/ai-sdk`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body });
+    const res = await fetch(`${server.url}/agent/ai-sdk`, { method: "POST", headers: { cookie: server.cookie, "content-type": "application/json" }, body });
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, "PROTOCOL_DECODE_ERROR");
   }
+  const plain = await fetch(`${server.url}/agent/ai-sdk`, { method: "POST", headers: { cookie: server.cookie, "content-type": "text/plain" }, body: "{}" });
+  assert.equal(plain.status, 415);
+  assert.equal((await plain.json()).error.code, "UNSUPPORTED_MEDIA_TYPE");
 });

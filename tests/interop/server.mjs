@@ -1,6 +1,9 @@
 // One host-server --demo process per test file, on a port the OS picks, plus the app's own
 // sign-in (the cookie a browser would hold). The clients under test are the ecosystem's own.
 import { spawn } from "node:child_process";
+import { after, before } from "node:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -30,6 +33,30 @@ export function startServer(extraArgs = []) {
     });
     child.once("exit", (code) => reject(new Error(`host-server exited (${code}) before listening:\n${stderr}`)));
   });
+}
+
+/** A server whose model plays `script` (`--model scripted:<file>`), and a controller's cookie;
+ *  `stop` also removes the script. */
+export async function startScripted(script) {
+  const dir = mkdtempSync(join(tmpdir(), "dpas-interop-"));
+  const file = join(dir, "script.json");
+  writeFileSync(file, JSON.stringify(script));
+  const server = await startServer(["--model", `scripted:${file}`]);
+  const cookie = await signIn(server.url, "controller");
+  const stop = async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url: server.url, cookie, stop };
+}
+
+/** For a test file: a scripted server started before its tests and stopped after them; the
+ *  returned object gets `url` and `cookie` once started. */
+export function scriptedServer(script) {
+  const handle = {};
+  before(async () => Object.assign(handle, await startScripted(script)));
+  after(() => handle.stop?.());
+  return handle;
 }
 
 /** Signs in as a demo role the way the app does; the `Cookie` header value to send back. */

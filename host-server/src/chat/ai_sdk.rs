@@ -13,25 +13,15 @@
 //! `start-step`/`finish-step` around each model step, `error` chunks with our code, and
 //! `finish` with the usage as message metadata. Tools are dynamic tools named by wire name.
 
-use std::convert::Infallible;
-
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use actix_web::web::{self, Bytes};
+use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
-use dpas_protocol::request::decode_request_value;
-use dpas_protocol::{Executor, Frame, HostError, HostErrorCode};
+use dpas_protocol::{Executor, Frame};
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
 
-use super::endpoint::{prepare_run_for, spawn_run, ChatConfig, FRAME_BUFFER};
-use super::run::FrameSink;
+use super::endpoint::ChatConfig;
+use super::sse::{self, malformed, FrameEncoder};
 use crate::http::error::ApiError;
-use crate::http::{actor_of, read_limited};
 use crate::AppState;
-
-fn malformed() -> ApiError {
-    ApiError::Host(HostError::of(HostErrorCode::ProtocolDecodeError))
-}
 
 /// Tool parts of a UI message: `dynamic-tool` (named by `toolName`) or `tool-<name>`.
 fn tool_name(part: &Map<String, Value>) -> Option<&str> {
@@ -210,6 +200,17 @@ fn finish_reason(reason: &str) -> &str {
     }
 }
 
+impl FrameEncoder for Encoder {
+    /// The chunks for one frame; `true` once the stream is complete.
+    fn encode(&mut self, frame: Frame, out: &mut Vec<Value>) -> bool {
+        self.encode_frame(frame, out)
+    }
+
+    fn trailer(&self) -> Option<&'static str> {
+        Some("[DONE]")
+    }
+}
+
 impl Encoder {
     fn close(&mut self, out: &mut Vec<Value>) {
         if let Some((open, id)) = self.open.take() {
@@ -239,8 +240,7 @@ impl Encoder {
         }
     }
 
-    /// The chunks for one frame; `true` once the stream is complete.
-    fn encode(&mut self, frame: Frame, out: &mut Vec<Value>) -> bool {
+    fn encode_frame(&mut self, frame: Frame, out: &mut Vec<Value>) -> bool {
         match frame {
             Frame::StepStart(start) => {
                 out.push(json!({"type": "start", "messageId": self.message_id,
@@ -301,69 +301,32 @@ impl Encoder {
     }
 }
 
-fn sse(chunks: &[Value], done: bool) -> Bytes {
-    let mut out = Vec::with_capacity(128 * chunks.len());
-    for chunk in chunks {
-        out.extend_from_slice(b"data: ");
-        // Serialising a `Value` cannot fail.
-        let _ = serde_json::to_writer(&mut out, chunk);
-        out.extend_from_slice(b"\n\n");
-    }
-    if done {
-        out.extend_from_slice(b"data: [DONE]\n\n");
-    }
-    Bytes::from(out)
-}
-
 pub async fn agent_ai_sdk(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
-    // Identity before the body, and the actor's concurrent steps.
-    let actor = actor_of(&req)?;
-    let permit = state.steps.admit(&actor.id)?;
-    let bytes = read_limited(&req, payload, state.config.body_limit).await?;
-    let body: Value = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
-    let translated = translate(&body)?;
-    let request = decode_request_value(translated.request)?;
-    let message_id = translated
-        .continued_message
-        .unwrap_or_else(|| format!("msg_{}", uuid::Uuid::new_v4().simple()));
-    let run = prepare_run_for(&state, &chat, actor, request)?;
-    let (tx, rx) = mpsc::channel::<Frame>(FRAME_BUFFER);
-    let closing = tx.clone();
-    spawn_run(run, FrameSink::frames(tx), permit, closing);
+    let (run, continued) = sse::open_door(&req, payload, &state, &chat, |body| {
+        translate(body).map(|t| (t.request, t.continued_message))
+    })
+    .await?;
+    let message_id = continued.unwrap_or_else(|| format!("msg_{}", uuid::Uuid::new_v4().simple()));
     let encoder = Encoder {
         message_id,
         open: None,
         parts: 0,
         after_results: false,
     };
-    let body = futures_util::stream::unfold(
-        (rx, encoder, false),
-        |(mut rx, mut encoder, finished)| async move {
-            if finished {
-                return None;
-            }
-            let frame = rx.recv().await?;
-            let mut chunks = Vec::new();
-            let done = encoder.encode(frame, &mut chunks);
-            Some((Ok::<_, Infallible>(sse(&chunks, done)), (rx, encoder, done)))
-        },
-    );
-    Ok(HttpResponse::Ok()
-        .insert_header((CONTENT_TYPE, "text/event-stream"))
-        .insert_header((CACHE_CONTROL, "no-cache"))
-        .insert_header(("x-vercel-ai-ui-message-stream", "v1"))
-        .insert_header(("x-accel-buffering", "no"))
-        .streaming(body))
+    let mut response = HttpResponse::Ok();
+    response.insert_header(("x-vercel-ai-ui-message-stream", "v1"));
+    Ok(sse::stream(run, encoder, response))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dpas_protocol::request::decode_request_value;
 
     #[test]
     fn ui_messages_become_model_messages_step_by_step() {

@@ -23,7 +23,6 @@ use super::run::{FrameSink, StepRun};
 use crate::http::actor_of;
 use crate::http::body::read_limited;
 use crate::http::error::ApiError;
-use crate::http::limits::StepPermit;
 use crate::runtime::Actor;
 use crate::AppState;
 
@@ -82,14 +81,16 @@ pub fn prepare_run_for(
         request,
         model_timeout: chat.model_timeout,
         audit,
+        permit: None,
     })
 }
 
-/// Runs a step in its own task, holding the actor's step `permit` for the run's whole life,
-/// not the response's: a client that leaves early does not free a slot while its step still
-/// works. `closing` (a clone of the sink's sender) is dropped after the permit, so a client
-/// that saw the end of the stream can start its next step at once.
-pub fn spawn_run<C: 'static>(run: StepRun, sink: FrameSink, permit: StepPermit, closing: C) {
+/// Runs a step in its own task, holding the actor's step permit (if the door took one) for
+/// the run's whole life, not the response's: a client that leaves early does not free a slot
+/// while its step still works. `closing` (a clone of the sink's sender) is dropped after the
+/// permit, so a client that saw the end of the stream can start its next step at once.
+pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
+    let permit = run.permit.take();
     actix_web::rt::spawn(async move {
         run.run(sink).await;
         drop(permit);
@@ -109,11 +110,12 @@ pub async fn agent_chat(
     let body = read_limited(&req, payload, state.config.body_limit).await?;
     let request = decode_request(&body)?;
     let version = request.version.as_u8();
-    let run = prepare_run_for(&state, &chat, actor, request)?;
+    let mut run = prepare_run_for(&state, &chat, actor, request)?;
+    run.permit = Some(permit);
     let (tx, rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
     // The run is its own task: the response only reads its channel.
     let closing = tx.clone();
-    spawn_run(run, FrameSink::new(tx), permit, closing);
+    spawn_run(run, FrameSink::new(tx), closing);
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
     });

@@ -32,6 +32,14 @@ fn encodings() -> Value {
             "request": "DefaultChatTransport body (id, messages, trigger, messageId) + optional catalog, pathname, modelId",
         },
         {
+            "name": "ag-ui",
+            "method": "POST",
+            "path": "/agent/ag-ui",
+            "contentType": "text/event-stream",
+            "protocolVersions": [super::ag_ui::AG_UI_VERSION],
+            "request": "RunAgentInput; forwardedProps.pathname and forwardedProps.modelId are read",
+        },
+        {
             "name": "mcp",
             "method": "POST",
             "path": "/mcp",

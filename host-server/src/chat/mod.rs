@@ -1,5 +1,6 @@
 //! The chat endpoint: catalog composition, the model step loop and its frames.
 
+pub mod ag_ui;
 pub mod ai_sdk;
 pub mod compose;
 pub mod endpoint;
@@ -7,6 +8,7 @@ pub mod manifest;
 pub mod models;
 pub mod prompt;
 pub mod run;
+pub mod sse;
 
 use std::sync::Arc;
 
@@ -59,7 +61,7 @@ impl ChatConfig {
     }
 }
 
-/// Mounts the doors into the step engine (`POST /agent/chat`, `POST /agent/ai-sdk`) and
+/// Mounts the doors into the step engine (`POST /agent/chat`, `/agent/ai-sdk`, `/agent/ag-ui`) and
 /// `GET /agent/manifest` with their configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
@@ -67,6 +69,9 @@ pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Sen
             .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)))
             .service(
                 crate::http::resource("/agent/ai-sdk").route(web::post().to(ai_sdk::agent_ai_sdk)),
+            )
+            .service(
+                crate::http::resource("/agent/ag-ui").route(web::post().to(ag_ui::agent_ag_ui)),
             )
             .service(
                 crate::http::resource("/agent/manifest")

@@ -3,7 +3,7 @@
 //! buffered whole; a body that has not arrived whole within the server's request timeout is
 //! 408 `REQUEST_TIMEOUT` and its connection is closed (a trickled upload holds nothing for long).
 
-use actix_web::http::header::CONTENT_LENGTH;
+use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use actix_web::web::{self, Bytes, BytesMut, Payload};
 use actix_web::HttpRequest;
 use dpas_protocol::{HostError, HostErrorCode};
@@ -16,6 +16,22 @@ use crate::config::DEFAULT_REQUEST_TIMEOUT_SECS;
 
 fn too_large() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::RequestTooLarge))
+}
+
+/// 415 `UNSUPPORTED_MEDIA_TYPE` unless the request declares `application/json` (any
+/// parameters, such as a charset, allowed).
+pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
+    let json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
 }
 
 /// Reads at most `limit` bytes of body within the request timeout; 413 `REQUEST_TOO_LARGE`

@@ -22,6 +22,9 @@ pub enum ApiError {
     /// 429 `RATE_LIMITED`, with the seconds to wait in `Retry-After`.
     #[error("rate limited for {retry_after_secs}s")]
     RateLimited { retry_after_secs: u64 },
+    /// The body is not `application/json` where only JSON is taken.
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
     /// A server-side failure; the cause goes to the log, the client gets a generic message.
     #[error("internal: {0}")]
     Internal(String),
@@ -35,6 +38,7 @@ impl ApiError {
             Self::NotFound => "NOT_FOUND",
             Self::Conflict { code, .. } => code,
             Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
+            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -45,6 +49,9 @@ impl ApiError {
             Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
             Self::NotFound => "Not found.".to_owned(),
             Self::RateLimited { .. } => HostErrorCode::RateLimited.default_message().to_owned(),
+            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType
+                .default_message()
+                .to_owned(),
             Self::Internal(_) => "The server could not complete the request.".to_owned(),
         }
     }
@@ -61,6 +68,7 @@ impl ResponseError for ApiError {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

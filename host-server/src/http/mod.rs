@@ -19,7 +19,7 @@ use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use body::{read_json, read_limited};
+pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
