@@ -29,6 +29,16 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "approvals",
         include_str!("../migrations/0003_approvals.sql"),
     ),
+    (
+        4,
+        "thread rows",
+        include_str!("../migrations/0004_thread_rows.sql"),
+    ),
+    (
+        5,
+        "revoked sessions",
+        include_str!("../migrations/0005_revoked_sessions.sql"),
+    ),
 ];
 
 #[derive(Debug)]

@@ -3,6 +3,8 @@
 
 pub mod body;
 pub mod error;
+pub mod harden;
+pub mod limits;
 mod statics;
 
 use std::future::{ready, Ready};
@@ -10,13 +12,14 @@ use std::net::TcpListener;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::header::SET_COOKIE;
+use actix_web::http::header::{ContentType, SET_COOKIE};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
+use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use body::{read_json, read_limited};
+pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
@@ -24,6 +27,7 @@ use crate::demo::{ledger::format_eur, DemoUser};
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
 };
+use crate::threads::ThreadAppend;
 
 /// Resolves the actor from the session cookie, or answers 401 `UNAUTHENTICATED`.
 pub fn actor_of(req: &HttpRequest) -> Result<Actor, ApiError> {
@@ -54,7 +58,12 @@ pub(crate) fn resource(path: &str) -> actix_web::Resource {
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
-        .service(resource("/api/session").get(get_session).post(post_session))
+        .service(
+            resource("/api/session")
+                .get(get_session)
+                .post(post_session)
+                .delete(delete_session),
+        )
         .service(resource("/rpc/{id}").post(rpc))
         .service(resource("/api/approvals").get(list_approvals))
         .service(
@@ -70,6 +79,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
 
@@ -102,6 +112,7 @@ pub fn app_with(
     >,
 > {
     App::new()
+        .wrap(actix_web::middleware::from_fn(harden::harden))
         .configure(extra)
         .configure(move |cfg| configure(cfg, &state))
 }
@@ -121,9 +132,16 @@ pub fn serve_with<F>(
 where
     F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 {
+    // A request head must arrive within the request timeout too (408, then closed).
+    let head_deadline = state.config.request_timeout;
     Ok(
         HttpServer::new(move || app_with(state.clone(), extra.clone()))
             .workers(workers.max(1))
+            .client_request_timeout(head_deadline)
+            // A step streams many small NDJSON frames on a keep-alive connection. With
+            // Nagle's algorithm on, every frame after the first waits for the client's
+            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+            .tcp_nodelay(true)
             .listen(listener)?
             .run(),
     )
@@ -152,6 +170,9 @@ async fn get_session(
         .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
 }
 
+/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
+const SIGN_IN_BODY_LIMIT: usize = 1024;
+
 #[derive(Deserialize)]
 struct SignIn {
     role: Value,
@@ -165,7 +186,8 @@ async fn post_session(
     if !state.config.demo {
         return Err(ApiError::NotFound);
     }
-    let body: SignIn = read_json(&req, payload, state.config.body_limit).await?;
+    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
+    let body: SignIn = read_json(&req, payload, SIGN_IN_BODY_LIMIT).await?;
     let user = body
         .role
         .as_str()
@@ -176,6 +198,26 @@ async fn post_session(
     Ok(HttpResponse::Ok()
         .insert_header((SET_COOKIE, cookie.encoded().to_string()))
         .json(json!({"user": user_json(&actor)})))
+}
+
+/// Signs out: this session's cookie is refused from now on, also after a restart.
+async fn delete_session(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let claims = state
+        .sessions
+        .claims_from_headers(req.headers())
+        .map_err(ApiError::from)?;
+    crate::session::revoke(&state.pool, &state.sessions, &claims)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((
+            SET_COOKIE,
+            state.sessions.removal_cookie().encoded().to_string(),
+        ))
+        .json(json!({"ok": true})))
 }
 
 /// HTTP status of an `/rpc` envelope.
@@ -428,13 +470,13 @@ async fn decide_approval(
         }
     };
     if let Some(thread_id) = &body.thread_id {
-        let receipt = json!({"role": "assistant", "content": text});
+        let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.clone()));
+        let append = ThreadAppend {
+            messages: vec![&receipt],
+            ..ThreadAppend::default()
+        };
         // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-        if let Err(e) = state
-            .threads
-            .append(&actor.id, thread_id, vec![receipt], None)
-            .await
-        {
+        if let Err(e) = state.threads.append(&actor.id, thread_id, append).await {
             tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
         }
     }
@@ -471,11 +513,13 @@ async fn thread_messages(
 ) -> Result<HttpResponse, ApiError> {
     let messages = state
         .threads
-        .messages(&actor.id, &path)
+        .messages_json(&actor.id, &path)
         .await
         .map_err(storage)?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(messages))
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(messages))
 }
 
 async fn delete_thread(
