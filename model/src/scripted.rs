@@ -588,6 +588,35 @@ mod tests {
         assert_eq!(e[0], ModelEvent::TextDelta("fallback".into()));
     }
 
+    /// The worked example of README.md plays as the README says.
+    #[tokio::test]
+    async fn the_readme_example_plays_as_documented() {
+        let readme = include_str!("../README.md");
+        let from = readme.find("A worked example").unwrap();
+        let block = &readme[from..];
+        let json = &block[block.find("```json\n").unwrap() + 8..];
+        let json = &json[..json.find("```").unwrap()];
+        let p = ScriptedProvider::from_script(Script::from_json(json.as_bytes()).unwrap());
+        let ask = WireModelMessage::user_text("Add milk please");
+        let first = collect(&p, request(vec![ask.clone()], &["view_todo__list__add"])).await;
+        assert!(first.iter().any(|e| matches!(e,
+            ModelEvent::ToolCall(c) if c.name == "view_todo__list__add" && c.input == json!({"text": "milk"}))));
+        let answered = vec![
+            ask,
+            WireModelMessage::tool_result("x", "view_todo__list__add", json!({"ok": true})),
+        ];
+        let second = collect(&p, request(answered, &["view_todo__list__add"])).await;
+        assert_eq!(
+            second[0],
+            ModelEvent::TextDelta("Milk is on your list.".into())
+        );
+        let other = collect(&p, request(vec![WireModelMessage::user_text("hi")], &[])).await;
+        assert_eq!(
+            other[0],
+            ModelEvent::TextDelta("I can add things to your todo list.".into())
+        );
+    }
+
     #[tokio::test]
     async fn script_errors() {
         let p = ScriptedProvider::from_script(
