@@ -8,6 +8,9 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "format"
 cargo fmt --all -- --check
 
+step "docs: every Markdown link resolves inside the repository"
+node --test scripts/check-docs.test.mjs
+
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 
@@ -27,6 +30,9 @@ bash host-wasm/tests/browser/run-wasm-tests.sh
 step "host-wasm: the golden turn in headless Chromium against host-server --demo"
 bash host-wasm/tests/browser/run-golden.sh
 # ---- end host-wasm ----------------------------------------------------------------------------
+
+step "interop: the MCP TypeScript SDK, the AI SDK's transport and AG-UI's HttpAgent against host-server --demo"
+bash scripts/interop.sh
 
 step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"
 bash scripts/e2e.sh

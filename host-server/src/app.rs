@@ -12,7 +12,7 @@ use crate::runtime::{
     AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqliteApprovalStore,
 };
 use crate::session::SessionKeys;
-use crate::threads::{SqliteThreadStore, ThreadStore};
+use crate::threads::{SqliteThreadStore, ThreadCaps, ThreadStore};
 
 /// Everything a request handler needs. Cheap to clone.
 #[derive(Clone)]
@@ -142,10 +142,11 @@ impl AppBuilder {
             SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
             SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
         };
+        let caps = ThreadCaps::from_limits(self.config.body_limit);
         Ok(AppState {
             config: Arc::new(self.config),
             runtime: Arc::new(runtime),
-            threads: Arc::new(SqliteThreadStore::new(pool.clone())),
+            threads: Arc::new(SqliteThreadStore::new(pool.clone(), caps)),
             sessions,
             ledger,
             pool,

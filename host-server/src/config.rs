@@ -111,6 +111,23 @@ pub struct Cli {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "DPAS_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// The app's public origin (`https://app.example.com`), for links handed to other
+    /// clients such as MCP approval deep links; without it the request's own origin is used.
+    #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+}
+
+/// An `http(s)://host[:port]` origin with an optional path prefix, kept without a trailing `/`.
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .ok_or_else(|| "must start with http:// or https://".to_owned())?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || s.contains(['?', '#']) || s.chars().any(char::is_whitespace) {
+        return Err("must be an origin such as https://app.example.com".to_owned());
+    }
+    Ok(s.trim_end_matches('/').to_owned())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,6 +158,8 @@ pub struct ServerConfig {
     pub session_secret: SessionSecret,
     pub body_limit: usize,
     pub session_ttl: Duration,
+    /// `--public-url`, without a trailing `/`.
+    pub public_url: Option<String>,
 }
 
 /// Default database: a SQLite file under `./.data/`.
@@ -173,6 +192,7 @@ impl ServerConfig {
             session_secret,
             body_limit: cli.body_limit,
             session_ttl: Duration::from_secs(7 * 24 * 3600),
+            public_url: cli.public_url,
         })
     }
 
@@ -188,6 +208,7 @@ impl ServerConfig {
             session_secret: SessionSecret::Given(secret.to_owned()),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),
+            public_url: None,
         }
     }
 }
@@ -259,5 +280,23 @@ mod tests {
         assert_eq!(c.database_url, "sqlite::memory:");
         assert!(parse(&["--demo", "--model", "bogus"]).is_err());
         assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn public_url_is_an_origin_without_trailing_slash() {
+        let c = parse(&["--demo", "--public-url", "https://app.example.com/"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("https://app.example.com"));
+        let c = parse(&["--demo", "--public-url", "http://127.0.0.1:8080/app"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("http://127.0.0.1:8080/app"));
+        assert_eq!(parse(&["--demo"]).unwrap().public_url, None);
+        for bad in [
+            "app.example.com",
+            "ftp://x",
+            "https://",
+            "https://x/?a=b",
+            "https://a b",
+        ] {
+            assert!(parse(&["--demo", "--public-url", bad]).is_err(), "{bad}");
+        }
     }
 }

@@ -29,6 +29,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "approvals",
         include_str!("../migrations/0003_approvals.sql"),
     ),
+    (
+        4,
+        "thread rows",
+        include_str!("../migrations/0004_thread_rows.sql"),
+    ),
 ];
 
 #[derive(Debug)]

@@ -108,6 +108,28 @@ impl SessionKeys {
             .build()
     }
 
+    /// A bearer token for `actor` (`Authorization: Bearer …`, e.g. for an MCP client): a fresh
+    /// session cookie's value exactly as a `Cookie` header carries it (percent-encoded, so
+    /// it pastes as one word), and its expiry in Unix seconds.
+    pub fn token_for(&self, actor: &Actor) -> (String, i64) {
+        let claims = self.claims_for(actor);
+        let encoded = Cookie::new(COOKIE_NAME, self.sign(&claims))
+            .encoded()
+            .to_string();
+        let token = encoded
+            .strip_prefix(COOKIE_NAME)
+            .and_then(|rest| rest.strip_prefix('='))
+            .unwrap_or_default()
+            .to_owned();
+        (token, claims.exp)
+    }
+
+    /// Verifies a bearer token: a session cookie's value, percent-encoded or not.
+    pub fn verify_token(&self, token: &str) -> Option<SessionClaims> {
+        let cookie = Cookie::parse_encoded(format!("{COOKIE_NAME}={token}")).ok()?;
+        self.verify_value(cookie.value())
+    }
+
     /// Verifies the session cookie in a `Cookie` request header.
     pub fn verify_header(&self, header: &str) -> Option<SessionClaims> {
         let raw = Cookie::split_parse_encoded(header.to_owned())
@@ -163,6 +185,14 @@ mod tests {
         let mut expired = keys.claims_for(&actor);
         expired.exp = OffsetDateTime::now_utc().unix_timestamp() - 1;
         assert!(keys.verify_value(&keys.sign(&expired)).is_none());
+        let (token, exp) = keys.token_for(&actor);
+        assert!(exp > OffsetDateTime::now_utc().unix_timestamp());
+        assert!(token.bytes().all(|b| b.is_ascii_graphic()), "{token}");
+        assert_eq!(
+            keys.verify_token(&token).map(|c| c.actor()),
+            Some(actor.clone())
+        );
+        assert!(other.verify_token(&token).is_none());
         let header = format!("a=b; {}", keys.set_cookie(&actor).encoded());
         assert_eq!(
             keys.verify_header(&header).map(|c| c.email),

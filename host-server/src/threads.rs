@@ -1,9 +1,20 @@
-//! Conversation threads, each owned by one actor: nobody else can read, append to or delete it.
+//! Conversation threads, each keyed by its owner and its id: a thread is only ever seen,
+//! appended to or deleted by its owner, and any user may use any conversation id without
+//! learning whether another user has one like it.
+//!
+//! A thread is rows (migration 0004): its messages are append-only, keyed by (owner,
+//! conversation, seq); the tool-call ids it holds are indexed; usage is summed in place.
+//! Appending a step therefore costs the same whatever the thread's length, and a thread is
+//! capped ([`ThreadCaps`]) instead of growing without bound.
 
+use std::collections::HashMap;
+
+use dpas_protocol::limits::MAX_MESSAGES;
+use dpas_protocol::{ContentPart, MessageContent, Role, Usage, WireModelMessage};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
-use serde_json::{Map, Value};
-use sqlx::{Row, SqlitePool};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -11,11 +22,30 @@ use time::OffsetDateTime;
 pub const MAX_THREADS_PER_OWNER: i64 = 50;
 const TITLE_MAX_CHARS: usize = 80;
 
+/// How large one stored thread may grow. A thread is posted back whole by the browser that
+/// continues it, so its limits are the request's: the protocol's message limit and the
+/// server's body limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadCaps {
+    pub messages: usize,
+    pub bytes: usize,
+}
+
+impl ThreadCaps {
+    /// [`MAX_MESSAGES`] messages and `body_limit` bytes of message JSON.
+    pub fn from_limits(body_limit: usize) -> Self {
+        Self {
+            messages: MAX_MESSAGES,
+            bytes: body_limit,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ThreadError {
-    /// The id belongs to another owner's thread.
-    #[error("thread {0} belongs to another owner")]
-    NotOwner(String),
+    /// Appending would take the thread past its caps; nothing was written.
+    #[error("the thread is full ({} messages or {} bytes at most)", .0.messages, .0.bytes)]
+    Full(ThreadCaps),
     #[error("thread storage: {0}")]
     Storage(String),
 }
@@ -37,33 +67,51 @@ pub struct ThreadMeta {
     pub created_at: String,
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
+}
+
+/// What one step (or an approval receipt) adds to a thread.
+#[derive(Debug, Default, Clone)]
+pub struct ThreadAppend<'a> {
+    /// Tool messages posted with a step. Of these, only the results that answer a call the
+    /// thread holds unanswered are stored (the browser's results, L4), ahead of `messages`.
+    pub answers: Vec<&'a WireModelMessage>,
+    /// Messages appended as they are.
+    pub messages: Vec<&'a WireModelMessage>,
+    /// Added to the thread's usage (absent adds nothing).
+    pub usage: Option<Usage>,
 }
 
 /// Thread storage; every operation is scoped to `owner`.
 pub trait ThreadStore: Send + Sync {
     /// The owner's threads, most recently updated first.
     fn list<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, Result<Vec<ThreadMeta>, ThreadError>>;
-    /// `None` when missing or owned by someone else.
+    /// `None` when the owner has no such thread.
     fn get<'a>(
         &'a self,
         owner: &'a str,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ThreadMeta>, ThreadError>>;
-    /// The stored model messages exactly as appended; `None` when missing or not the owner's.
+    /// The stored messages, in order; `None` when the owner has no such thread.
     fn messages<'a>(
         &'a self,
         owner: &'a str,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Vec<Value>>, ThreadError>>;
-    /// Appends messages and adds usage (absent stays absent), creating the thread if needed.
+    ) -> BoxFuture<'a, Result<Option<Vec<WireModelMessage>>, ThreadError>>;
+    /// The stored messages as one JSON array, exactly as appended (never re-parsed).
+    fn messages_json<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, ThreadError>>;
+    /// Appends in one transaction, creating the thread if needed. A step with nothing to
+    /// store and no usage writes nothing.
     fn append<'a>(
         &'a self,
         owner: &'a str,
         id: &'a str,
-        messages: Vec<Value>,
-        usage: Option<Value>,
-    ) -> BoxFuture<'a, Result<ThreadMeta, ThreadError>>;
+        append: ThreadAppend<'a>,
+    ) -> BoxFuture<'a, Result<(), ThreadError>>;
     /// `true` when the owner's thread existed and is gone.
     fn delete<'a>(
         &'a self,
@@ -72,90 +120,298 @@ pub trait ThreadStore: Send + Sync {
     ) -> BoxFuture<'a, Result<bool, ThreadError>>;
 }
 
-/// Sums two usage objects key by key: absent + absent = absent, absent + x = x, x + y = x + y.
-pub fn add_usage(a: Option<&Value>, b: Option<&Value>) -> Option<Value> {
-    match (a, b) {
-        (None, None) => None,
-        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
-        (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            let mut out = Map::new();
-            for (k, v) in x.iter().chain(y.iter()) {
-                if out.contains_key(k) {
-                    continue;
-                }
-                let sum = match (
-                    x.get(k).and_then(Value::as_u64),
-                    y.get(k).and_then(Value::as_u64),
-                ) {
-                    (Some(p), Some(q)) => Value::from(p.saturating_add(q)),
-                    (Some(p), None) | (None, Some(p)) => Value::from(p),
-                    (None, None) => v.clone(),
-                };
-                out.insert(k.clone(), sum);
-            }
-            Some(Value::Object(out))
-        }
-        (Some(_), Some(y)) => Some(y.clone()),
-    }
-}
-
 /// First line of the first user message, at most 80 characters; else `Untitled thread`.
-pub fn title_of(messages: &[Value]) -> String {
+pub fn title_of<'a>(messages: impl IntoIterator<Item = &'a WireModelMessage>) -> String {
     let text = messages
-        .iter()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .and_then(|m| match m.get("content") {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .find(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .and_then(|p| p.get("text").and_then(Value::as_str))
-                .map(str::to_owned),
-            _ => None,
+        .into_iter()
+        .find(|m| m.role == Role::User)
+        .and_then(|m| match &m.content {
+            MessageContent::Text(s) => Some(s.as_str()),
+            MessageContent::Parts(parts) => parts.iter().find_map(|p| match p {
+                ContentPart::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            }),
         });
-    let line = text
-        .as_deref()
-        .and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty()));
+    let line = text.and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty()));
     match line {
         Some(l) => l.chars().take(TITLE_MAX_CHARS).collect(),
         None => "Untitled thread".to_owned(),
     }
 }
 
+/// A posted tool message cut to the parts worth storing.
+#[derive(Serialize)]
+struct ToolMessage<'a> {
+    role: Role,
+    content: Vec<&'a ContentPart>,
+}
+
+fn storage(e: impl std::fmt::Display) -> ThreadError {
+    ThreadError::Storage(e.to_string())
+}
+
+/// The tool-call ids in messages: `true` when the messages also hold the call's result.
+fn call_ids<'a>(
+    messages: impl IntoIterator<Item = &'a WireModelMessage>,
+) -> HashMap<&'a str, bool> {
+    let mut ids = HashMap::new();
+    for part in messages.into_iter().flat_map(WireModelMessage::parts) {
+        match part {
+            ContentPart::ToolCall { tool_call_id, .. } => {
+                ids.entry(tool_call_id.as_str()).or_insert(false);
+            }
+            ContentPart::ToolResult { tool_call_id, .. } => {
+                ids.insert(tool_call_id.as_str(), true);
+            }
+            _ => {}
+        }
+    }
+    ids
+}
+
 /// Threads in SQLite.
 #[derive(Debug, Clone)]
 pub struct SqliteThreadStore {
     pool: SqlitePool,
+    caps: ThreadCaps,
 }
 
 impl SqliteThreadStore {
-    pub fn new(pool: SqlitePool) -> Self {
-        Self { pool }
+    pub fn new(pool: SqlitePool, caps: ThreadCaps) -> Self {
+        Self { pool, caps }
     }
 }
 
-fn meta_from(row: &sqlx::sqlite::SqliteRow) -> Result<ThreadMeta, ThreadError> {
-    let usage: Option<String> = row.try_get("usage")?;
+fn count(row: &SqliteRow, column: &str) -> Result<Option<u64>, ThreadError> {
+    let v: Option<i64> = row.try_get(column)?;
+    Ok(v.map(|n| u64::try_from(n).unwrap_or(0)))
+}
+
+fn meta_from(row: &SqliteRow) -> Result<ThreadMeta, ThreadError> {
+    let usage = match count(row, "input_tokens")? {
+        None => None,
+        Some(input_tokens) => Some(Usage {
+            input_tokens,
+            output_tokens: count(row, "output_tokens")?.unwrap_or(0),
+            total_tokens: count(row, "total_tokens")?.unwrap_or(0),
+            cached_input_tokens: count(row, "cached_input_tokens")?,
+            reasoning_tokens: count(row, "reasoning_tokens")?,
+            cache_write_input_tokens: count(row, "cache_write_input_tokens")?,
+            reported_steps: count(row, "reported_steps")?.unwrap_or(0),
+        }),
+    };
     Ok(ThreadMeta {
         id: row.try_get("id")?,
         resource_id: row.try_get("owner")?,
         title: row.try_get("title")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
-        usage: usage
-            .map(|u| serde_json::from_str(&u))
-            .transpose()
-            .map_err(|e| ThreadError::Storage(e.to_string()))?,
+        usage,
     })
 }
 
-const META_COLUMNS: &str = "id, owner, title, created_at, updated_at, usage";
+const META_COLUMNS: &str = "id, owner, title, created_at, updated_at, input_tokens, \
+     output_tokens, total_tokens, reported_steps, cached_input_tokens, reasoning_tokens, \
+     cache_write_input_tokens";
+
+/// Creates the thread or adds to its counts, recency and usage; answers the new counts.
+const UPSERT_HEAD: &str = "INSERT INTO conversations (owner, id, title, created_at, updated_at, \
+     recency, message_count, byte_count, input_tokens, output_tokens, total_tokens, \
+     reported_steps, cached_input_tokens, reasoning_tokens, cache_write_input_tokens) \
+     VALUES (?1, ?2, ?3, ?4, ?4, \
+         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = ?1), \
+         ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+     ON CONFLICT (owner, id) DO UPDATE SET \
+         updated_at = excluded.updated_at, \
+         recency = excluded.recency, \
+         message_count = message_count + excluded.message_count, \
+         byte_count = byte_count + excluded.byte_count, \
+         input_tokens = CASE WHEN excluded.input_tokens IS NULL THEN input_tokens \
+             ELSE COALESCE(input_tokens, 0) + excluded.input_tokens END, \
+         output_tokens = CASE WHEN excluded.output_tokens IS NULL THEN output_tokens \
+             ELSE COALESCE(output_tokens, 0) + excluded.output_tokens END, \
+         total_tokens = CASE WHEN excluded.total_tokens IS NULL THEN total_tokens \
+             ELSE COALESCE(total_tokens, 0) + excluded.total_tokens END, \
+         reported_steps = CASE WHEN excluded.reported_steps IS NULL THEN reported_steps \
+             ELSE COALESCE(reported_steps, 0) + excluded.reported_steps END, \
+         cached_input_tokens = CASE WHEN excluded.cached_input_tokens IS NULL \
+             THEN cached_input_tokens \
+             ELSE COALESCE(cached_input_tokens, 0) + excluded.cached_input_tokens END, \
+         reasoning_tokens = CASE WHEN excluded.reasoning_tokens IS NULL THEN reasoning_tokens \
+             ELSE COALESCE(reasoning_tokens, 0) + excluded.reasoning_tokens END, \
+         cache_write_input_tokens = CASE WHEN excluded.cache_write_input_tokens IS NULL \
+             THEN cache_write_input_tokens \
+             ELSE COALESCE(cache_write_input_tokens, 0) + excluded.cache_write_input_tokens END \
+     RETURNING message_count, byte_count";
+
+/// Removes the owner's threads beyond [`MAX_THREADS_PER_OWNER`] (least recent first).
+const TRIM_OWNER: &str = "DELETE FROM conversations WHERE owner = ?1 AND recency < \
+     (SELECT recency FROM conversations WHERE owner = ?1 ORDER BY recency DESC \
+      LIMIT 1 OFFSET ?2)";
+
+fn token(n: Option<u64>) -> Option<i64> {
+    n.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl SqliteThreadStore {
+    async fn append_step(
+        &self,
+        owner: &str,
+        id: &str,
+        append: ThreadAppend<'_>,
+    ) -> Result<(), ThreadError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+
+        // Which posted results answer calls this thread holds unanswered (indexed, L4).
+        let posted: Vec<&str> = append
+            .answers
+            .iter()
+            .flat_map(|m| m.parts())
+            .filter_map(|p| match p {
+                ContentPart::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let open: Vec<String> = if posted.is_empty() {
+            Vec::new()
+        } else {
+            sqlx::query_scalar(
+                "SELECT tool_call_id FROM conversation_tool_calls WHERE owner = ?1 \
+                 AND conversation = ?2 AND answered = 0 \
+                 AND tool_call_id IN (SELECT value FROM json_each(?3))",
+            )
+            .bind(owner)
+            .bind(id)
+            .bind(serde_json::to_string(&posted).map_err(storage)?)
+            .fetch_all(&mut *tx)
+            .await?
+        };
+
+        let mut bodies: Vec<String> = Vec::new();
+        let mut answered: Vec<&str> = Vec::new();
+        for message in &append.answers {
+            let parts: Vec<&ContentPart> = message
+                .parts()
+                .iter()
+                .filter(|p| matches!(p, ContentPart::ToolResult { tool_call_id, .. }
+                    if open.iter().any(|o| o == tool_call_id) && !answered.contains(&tool_call_id.as_str())))
+                .collect();
+            if parts.is_empty() {
+                continue;
+            }
+            for p in &parts {
+                if let ContentPart::ToolResult { tool_call_id, .. } = p {
+                    answered.push(tool_call_id);
+                }
+            }
+            let message = ToolMessage {
+                role: Role::Tool,
+                content: parts,
+            };
+            bodies.push(serde_json::to_string(&message).map_err(storage)?);
+        }
+        for message in &append.messages {
+            bodies.push(serde_json::to_string(message).map_err(storage)?);
+        }
+        if bodies.is_empty() && append.usage.is_none() {
+            return Ok(());
+        }
+
+        let now = OffsetDateTime::now_utc()
+            .format(&Rfc3339)
+            .map_err(storage)?;
+        let added_bytes: usize = bodies.iter().map(String::len).sum();
+        let usage = append.usage;
+        let row = sqlx::query(UPSERT_HEAD)
+            .bind(owner)
+            .bind(id)
+            .bind(title_of(append.messages.iter().copied()))
+            .bind(&now)
+            .bind(i64::try_from(bodies.len()).map_err(storage)?)
+            .bind(i64::try_from(added_bytes).map_err(storage)?)
+            .bind(token(usage.map(|u| u.input_tokens)))
+            .bind(token(usage.map(|u| u.output_tokens)))
+            .bind(token(usage.map(|u| u.total_tokens)))
+            .bind(token(usage.map(|u| u.reported_steps)))
+            .bind(token(usage.and_then(|u| u.cached_input_tokens)))
+            .bind(token(usage.and_then(|u| u.reasoning_tokens)))
+            .bind(token(usage.and_then(|u| u.cache_write_input_tokens)))
+            .fetch_one(&mut *tx)
+            .await?;
+        let total: i64 = row.try_get("message_count")?;
+        let total_bytes: i64 = row.try_get("byte_count")?;
+        let over = |n: i64, cap: usize| usize::try_from(n).map_or(true, |n| n > cap);
+        if over(total, self.caps.messages) || over(total_bytes, self.caps.bytes) {
+            // Dropping the transaction rolls it back: the thread stays as it was.
+            return Err(ThreadError::Full(self.caps));
+        }
+
+        if !bodies.is_empty() {
+            let first_seq = total - i64::try_from(bodies.len()).map_err(storage)?;
+            let mut insert: QueryBuilder<'_, Sqlite> = QueryBuilder::new(
+                "INSERT INTO conversation_messages (owner, conversation, seq, body) ",
+            );
+            insert.push_values(bodies.iter().zip(first_seq..), |mut b, (body, seq)| {
+                b.push_bind(owner)
+                    .push_bind(id)
+                    .push_bind(seq)
+                    .push_bind(body.as_str());
+            });
+            insert.build().execute(&mut *tx).await?;
+        }
+
+        let mut calls = call_ids(append.messages.iter().copied());
+        for id in answered {
+            calls.insert(id, true);
+        }
+        if !calls.is_empty() {
+            let mut upsert: QueryBuilder<'_, Sqlite> = QueryBuilder::new(
+                "INSERT INTO conversation_tool_calls (owner, conversation, tool_call_id, answered) ",
+            );
+            upsert.push_values(&calls, |mut b, (call, done)| {
+                b.push_bind(owner)
+                    .push_bind(id)
+                    .push_bind(*call)
+                    .push_bind(i64::from(*done));
+            });
+            upsert.push(
+                " ON CONFLICT (owner, conversation, tool_call_id) \
+                 DO UPDATE SET answered = max(answered, excluded.answered)",
+            );
+            upsert.build().execute(&mut *tx).await?;
+        }
+
+        sqlx::query(TRIM_OWNER)
+            .bind(owner)
+            .bind(MAX_THREADS_PER_OWNER - 1)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn bodies(&self, owner: &str, id: &str) -> Result<Option<Vec<String>>, ThreadError> {
+        let rows: Vec<Option<String>> = sqlx::query_scalar(
+            "SELECT m.body FROM conversations AS c LEFT JOIN conversation_messages AS m \
+             ON m.owner = c.owner AND m.conversation = c.id \
+             WHERE c.owner = ?1 AND c.id = ?2 ORDER BY m.seq",
+        )
+        .bind(owner)
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(rows.into_iter().flatten().collect()))
+    }
+}
 
 impl ThreadStore for SqliteThreadStore {
     fn list<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, Result<Vec<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
             let rows = sqlx::query(&format!(
-                "SELECT {META_COLUMNS} FROM threads WHERE owner = ? ORDER BY seq DESC"
+                "SELECT {META_COLUMNS} FROM conversations WHERE owner = ? ORDER BY recency DESC"
             ))
             .bind(owner)
             .fetch_all(&self.pool)
@@ -171,10 +427,10 @@ impl ThreadStore for SqliteThreadStore {
     ) -> BoxFuture<'a, Result<Option<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
             let row = sqlx::query(&format!(
-                "SELECT {META_COLUMNS} FROM threads WHERE id = ? AND owner = ?"
+                "SELECT {META_COLUMNS} FROM conversations WHERE owner = ? AND id = ?"
             ))
-            .bind(id)
             .bind(owner)
+            .bind(id)
             .fetch_optional(&self.pool)
             .await?;
             row.as_ref().map(meta_from).transpose()
@@ -185,22 +441,39 @@ impl ThreadStore for SqliteThreadStore {
         &'a self,
         owner: &'a str,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Vec<Value>>, ThreadError>> {
+    ) -> BoxFuture<'a, Result<Option<Vec<WireModelMessage>>, ThreadError>> {
         Box::pin(async move {
-            let row = sqlx::query("SELECT messages FROM threads WHERE id = ? AND owner = ?")
-                .bind(id)
-                .bind(owner)
-                .fetch_optional(&self.pool)
-                .await?;
-            match row {
-                None => Ok(None),
-                Some(r) => {
-                    let text: String = r.try_get("messages")?;
-                    serde_json::from_str(&text)
-                        .map(Some)
-                        .map_err(|e| ThreadError::Storage(e.to_string()))
+            self.bodies(owner, id)
+                .await?
+                .map(|bodies| {
+                    bodies
+                        .iter()
+                        .map(|b| serde_json::from_str(b).map_err(storage))
+                        .collect()
+                })
+                .transpose()
+        })
+    }
+
+    fn messages_json<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, ThreadError>> {
+        Box::pin(async move {
+            Ok(self.bodies(owner, id).await?.map(|bodies| {
+                let mut out =
+                    String::with_capacity(bodies.iter().map(|b| b.len() + 1).sum::<usize>() + 2);
+                out.push('[');
+                for (i, body) in bodies.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(body);
                 }
-            }
+                out.push(']');
+                out
+            }))
         })
     }
 
@@ -208,79 +481,9 @@ impl ThreadStore for SqliteThreadStore {
         &'a self,
         owner: &'a str,
         id: &'a str,
-        messages: Vec<Value>,
-        usage: Option<Value>,
-    ) -> BoxFuture<'a, Result<ThreadMeta, ThreadError>> {
-        Box::pin(async move {
-            let now = OffsetDateTime::now_utc()
-                .format(&Rfc3339)
-                .map_err(|e| ThreadError::Storage(e.to_string()))?;
-            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-            let existing = sqlx::query("SELECT owner, messages, usage FROM threads WHERE id = ?")
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let seq: i64 = sqlx::query("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM threads")
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get("n")?;
-            match existing {
-                Some(row) => {
-                    let stored_owner: String = row.try_get("owner")?;
-                    if stored_owner != owner {
-                        return Err(ThreadError::NotOwner(id.to_owned()));
-                    }
-                    let text: String = row.try_get("messages")?;
-                    let mut all: Vec<Value> = serde_json::from_str(&text)
-                        .map_err(|e| ThreadError::Storage(e.to_string()))?;
-                    let old_usage: Option<String> = row.try_get("usage")?;
-                    let old_usage: Option<Value> = old_usage
-                        .map(|u| serde_json::from_str(&u))
-                        .transpose()
-                        .map_err(|e| ThreadError::Storage(e.to_string()))?;
-                    all.extend(messages);
-                    let usage = add_usage(old_usage.as_ref(), usage.as_ref());
-                    sqlx::query("UPDATE threads SET messages = ?, usage = ?, updated_at = ?, seq = ? WHERE id = ?")
-                        .bind(Value::Array(all).to_string())
-                        .bind(usage.map(|u| u.to_string()))
-                        .bind(&now)
-                        .bind(seq)
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                None => {
-                    sqlx::query(
-                        "INSERT INTO threads (id, owner, title, created_at, updated_at, seq, messages, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    )
-                    .bind(id)
-                    .bind(owner)
-                    .bind(title_of(&messages))
-                    .bind(&now)
-                    .bind(&now)
-                    .bind(seq)
-                    .bind(Value::Array(messages).to_string())
-                    .bind(usage.map(|u| u.to_string()))
-                    .execute(&mut *tx)
-                    .await?;
-                    sqlx::query(
-                        "DELETE FROM threads WHERE owner = ? AND id NOT IN (SELECT id FROM threads WHERE owner = ? ORDER BY seq DESC LIMIT ?)",
-                    )
-                    .bind(owner)
-                    .bind(owner)
-                    .bind(MAX_THREADS_PER_OWNER)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-            }
-            let row = sqlx::query(&format!("SELECT {META_COLUMNS} FROM threads WHERE id = ?"))
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
-            let meta = meta_from(&row)?;
-            tx.commit().await?;
-            Ok(meta)
-        })
+        append: ThreadAppend<'a>,
+    ) -> BoxFuture<'a, Result<(), ThreadError>> {
+        Box::pin(self.append_step(owner, id, append))
     }
 
     fn delete<'a>(
@@ -289,9 +492,9 @@ impl ThreadStore for SqliteThreadStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, ThreadError>> {
         Box::pin(async move {
-            let done = sqlx::query("DELETE FROM threads WHERE id = ? AND owner = ?")
-                .bind(id)
+            let done = sqlx::query("DELETE FROM conversations WHERE owner = ? AND id = ?")
                 .bind(owner)
+                .bind(id)
                 .execute(&self.pool)
                 .await?;
             Ok(done.rows_affected() > 0)
@@ -304,36 +507,129 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn usage_sums_keep_absent_keys_absent() {
-        let a = json!({"inputTokens": 16, "outputTokens": 16, "cachedInputTokens": 8});
-        let b = json!({"inputTokens": 16, "outputTokens": 4, "reasoningTokens": 4});
-        assert_eq!(
-            add_usage(Some(&a), Some(&b)),
-            Some(
-                json!({"inputTokens": 32, "outputTokens": 20, "cachedInputTokens": 8, "reasoningTokens": 4})
-            )
-        );
-        assert_eq!(add_usage(None, None), None);
-        assert_eq!(add_usage(None, Some(&b)), Some(b));
+    fn message(v: serde_json::Value) -> WireModelMessage {
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
     fn titles_come_from_the_first_user_line() {
-        let m = vec![
+        let m = [message(
             json!({"role": "user", "content": [{"type": "text", "text": "\nWhich invoices are overdue?\nmore"}]}),
-        ];
+        )];
         assert_eq!(title_of(&m), "Which invoices are overdue?");
         assert_eq!(
-            title_of(&[json!({"role": "assistant", "content": "x"})]),
+            title_of(&[message(json!({"role": "assistant", "content": "x"}))]),
             "Untitled thread"
         );
         let long = "é".repeat(200);
         assert_eq!(
-            title_of(&[json!({"role": "user", "content": long})])
+            title_of(&[message(json!({"role": "user", "content": long}))])
                 .chars()
                 .count(),
             80
         );
+    }
+
+    /// Migration 0004 carries every thread of the old one-row-per-thread table over.
+    #[tokio::test]
+    async fn migration_moves_old_threads_to_rows() {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        sqlx::raw_sql(include_str!("../migrations/0002_threads.sql"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        let old = json!([
+            {"role": "user", "content": "Which invoices are overdue?"},
+            {"role": "assistant", "content": [
+                {"type": "tool-call", "toolCallId": "s1", "toolName": "domain_a", "input": {"n": 1.5}},
+                {"type": "tool-call", "toolCallId": "b1", "toolName": "view_b", "input": {}}
+            ]},
+            {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "s1", "toolName": "domain_a", "output": {"type": "json", "value": {"é": "ü"}}}]}
+        ]);
+        for (owner, usage) in [
+            (
+                "carla",
+                Some(
+                    r#"{"inputTokens":3,"outputTokens":4,"totalTokens":7,"reasoningTokens":1,"reportedSteps":1}"#,
+                ),
+            ),
+            ("ada", None),
+        ] {
+            sqlx::query("INSERT INTO threads VALUES (?, ?, 'T', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, ?, ?)")
+                .bind(format!("cnv_{owner}"))
+                .bind(owner)
+                .bind(old.to_string())
+                .bind(usage)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(include_str!("../migrations/0004_thread_rows.sql"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        let store = SqliteThreadStore::new(pool, ThreadCaps::from_limits(1 << 20));
+        let text = store
+            .messages_json("carla", "cnv_carla")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            old
+        );
+        let meta = store.get("carla", "cnv_carla").await.unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_value(meta.usage).unwrap(),
+            json!({"inputTokens": 3, "outputTokens": 4, "totalTokens": 7, "reasoningTokens": 1, "reportedSteps": 1})
+        );
+        assert_eq!(meta.created_at, "2026-01-01T00:00:00Z");
+        assert!(store
+            .get("ada", "cnv_ada")
+            .await
+            .unwrap()
+            .unwrap()
+            .usage
+            .is_none());
+        assert!(store.get("ada", "cnv_carla").await.unwrap().is_none());
+
+        // The carried-over index knows b1 is open and s1 answered.
+        let posted = [message(json!({"role": "tool", "content": [
+            {"type": "tool-result", "toolCallId": "s1", "toolName": "domain_a", "output": {"type": "json", "value": 0}},
+            {"type": "tool-result", "toolCallId": "b1", "toolName": "view_b", "output": {"type": "json", "value": 2}}
+        ]}))];
+        store
+            .append(
+                "carla",
+                "cnv_carla",
+                ThreadAppend {
+                    answers: posted.iter().collect(),
+                    ..ThreadAppend::default()
+                },
+            )
+            .await
+            .unwrap();
+        let all = store.messages("carla", "cnv_carla").await.unwrap().unwrap();
+        assert_eq!(all.len(), 4);
+        let ids: Vec<_> = call_ids(&all[3..]).into_keys().collect();
+        assert_eq!(ids, ["b1"]);
+    }
+
+    #[test]
+    fn call_ids_mark_the_answered() {
+        let m = [
+            message(
+                json!({"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}, {"type": "tool-call", "toolCallId": "b", "toolName": "x", "input": {}}]}),
+            ),
+            WireModelMessage::tool_result("a", "x", json!(1)),
+        ];
+        let ids = call_ids(&m);
+        assert_eq!(ids.len(), 2);
+        assert!(ids["a"]);
+        assert!(!ids["b"]);
     }
 }

@@ -47,6 +47,8 @@ pub struct Options {
     pub register: Option<Registration>,
     /// The audit hub, when the test records entries itself.
     pub audit: Option<AuditHub>,
+    /// The request body limit (and so the stored thread's byte cap), when not the default.
+    pub body_limit: Option<usize>,
 }
 
 impl Default for Options {
@@ -56,6 +58,7 @@ impl Default for Options {
             model_timeout: Duration::from_secs(45),
             register: None,
             audit: None,
+            body_limit: None,
         }
     }
 }
@@ -75,6 +78,9 @@ pub async fn start_script(script: &'static str) -> ChatServer {
 pub async fn start_with(options: Options) -> ChatServer {
     let mut config = ServerConfig::for_tests(SECRET);
     config.model_timeout = options.model_timeout;
+    if let Some(limit) = options.body_limit {
+        config.body_limit = limit;
+    }
     let providers: Vec<Arc<dyn ModelProvider>> = match options.model {
         Model::Golden => vec![ScriptedProvider::golden().into_arc()],
         Model::Script(json) => {

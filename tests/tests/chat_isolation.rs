@@ -102,12 +102,17 @@ async fn a_departed_client_never_stops_persistence() {
     let stored = loop {
         let messages = srv.state.threads.messages(owner, "cnv_gone").await.unwrap();
         if let Some(m) = messages.filter(|m| m.len() >= 4) {
-            break m;
+            break serde_json::to_value(m).unwrap();
         }
         assert!(Instant::now() < deadline, "the thread was not written");
         tokio::time::sleep(Duration::from_millis(25)).await;
     };
-    let roles: Vec<&str> = stored.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = stored
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
     assert_eq!(stored[2]["content"][0]["output"]["value"]["status"], "ok");
     let meta = srv
@@ -117,41 +122,125 @@ async fn a_departed_client_never_stops_persistence() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(meta.usage.unwrap()["reportedSteps"], 2);
+    assert_eq!(meta.usage.unwrap().reported_steps, 2);
+}
+
+/// What a step's frames say, with the ids that differ between two steps left out.
+fn shape(reply: &ChatReply) -> Vec<(String, String)> {
+    reply
+        .frames
+        .iter()
+        .map(|f| match f {
+            Frame::Inspector(i) => ("inspector".to_owned(), i.event_type.clone()),
+            Frame::TextDelta { text } => ("text-delta".to_owned(), text.clone()),
+            other => (
+                serde_json::to_value(other).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                String::new(),
+            ),
+        })
+        .collect()
 }
 
 #[actix_web::test]
-async fn another_users_conversation_id_is_never_appended_to() {
+async fn any_user_may_use_any_conversation_id_and_learns_nothing_of_others() {
     let srv = server::start_script(r#"{"turns": [{"text": ["hello"]}]}"#).await;
     let first = srv
         .chat(&request("cnv_shared", "carla's question"), "controller")
         .await;
     assert_eq!(first.status, 200);
-    let second = srv
+    // Ada posts Carla's id, and an id nobody has: the two answers must not differ.
+    let taken = srv
         .chat(&request("cnv_shared", "ada's question"), "analyst")
         .await;
-    assert_eq!(second.status, 200);
-    let refused = second
-        .frames
-        .iter()
-        .any(|f| matches!(f, Frame::Inspector(i) if i.event_type == "thread.not-saved"));
-    assert!(refused, "the second user is told the step was not saved");
-    let carla = srv
+    let fresh = srv
+        .chat(&request("cnv_nobody", "ada's question"), "analyst")
+        .await;
+    assert_eq!(taken.status, 200);
+    assert_eq!(
+        shape(&taken),
+        shape(&fresh),
+        "no answer tells that the id is taken"
+    );
+    assert!(
+        taken
+            .frames
+            .iter()
+            .all(|f| !matches!(f, Frame::Inspector(i) if i.event_type.starts_with("thread."))),
+        "{:?}",
+        taken.types()
+    );
+
+    let srv = &srv;
+    let texts = |owner: &'static str| async move {
+        let stored = srv
+            .state
+            .threads
+            .messages(owner, "cnv_shared")
+            .await
+            .unwrap()
+            .expect("each user has a thread of this id");
+        stored
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap()["content"].clone())
+            .collect::<Vec<_>>()
+    };
+    let carla = texts("carla@example.com").await;
+    assert_eq!(carla.len(), 2);
+    assert_eq!(carla[0], "carla's question");
+    let ada = texts("ada@example.com").await;
+    assert_eq!(ada.len(), 2);
+    assert_eq!(
+        ada[0], "ada's question",
+        "Ada's step is saved in her own thread"
+    );
+}
+
+#[actix_web::test]
+async fn a_thread_at_its_cap_says_the_step_was_not_saved() {
+    // The thread's byte cap is the body limit: a few steps of one conversation fill it.
+    let srv = server::start_with(server::Options {
+        model: server::Model::Script(
+            r#"{"turns": [{"text": ["a reply of some length, repeated to fill the thread"]}]}"#,
+        ),
+        body_limit: Some(1_500),
+        ..server::Options::default()
+    })
+    .await;
+    let owner = "carla@example.com";
+    let mut full = None;
+    for i in 0..20 {
+        let reply = srv
+            .chat(&request("cnv_long", &format!("question {i}")), "controller")
+            .await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.finish().finish_reason, "stop");
+        let frame = reply.frames.iter().find_map(|f| match f {
+            Frame::Inspector(i) if i.event_type == "thread.full" => Some(i.clone()),
+            _ => None,
+        });
+        if let Some(frame) = frame {
+            full = Some((i, frame));
+            break;
+        }
+    }
+    let (step, frame) = full.expect("the thread fills up and the step says so");
+    assert!(step > 0);
+    assert_eq!(frame.data.as_ref().unwrap()["maxBytes"], 1_500);
+    let stored = srv
         .state
         .threads
-        .messages("carla@example.com", "cnv_shared")
+        .messages(owner, "cnv_long")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(carla.len(), 2);
-    assert_eq!(carla[0]["content"], "carla's question");
-    assert!(srv
-        .state
-        .threads
-        .messages("ada@example.com", "cnv_shared")
-        .await
-        .unwrap()
-        .is_none());
+    assert_eq!(
+        stored.len(),
+        2 * step,
+        "every step before the full one, and nothing of it"
+    );
 }
 
 #[actix_web::test]

@@ -5,7 +5,6 @@
 //! The run owns everything it needs and only writes frames into a sink: a departed client
 //! never stops settlement, usage accounting or persistence.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use dpas_protocol::tool_results;
 use dpas_protocol::{
     encode_frame_into, ChatStepRequest, ContentPart, Executor, Frame, HostError, HostErrorCode,
     InspectorFrame, Lane, MessageContent, PendingToolCall, Role, StepFinish, StepStart,
-    ToolCallFrame, ToolResultFrame, UsageAccumulator, WireModelMessage,
+    ToolCallFrame, ToolResultFrame, Usage, UsageAccumulator, WireModelMessage,
 };
 use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
@@ -28,27 +27,51 @@ use tokio::sync::mpsc;
 use super::compose::Composition;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
 use crate::runtime::{Actor, Correlation, Runtime, Surface};
-use crate::threads::{ThreadError, ThreadStore};
+use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
 /// Longest provider or tool failure message relayed (F4).
 const MAX_ERROR_MESSAGE_CHARS: usize = 300;
 
-/// Where frames go: the HTTP response's channel. Sending never fails the run.
+/// Where frames go: the HTTP response's channel, as NDJSON lines (`/agent/chat`) or as
+/// frames for another door to encode. Sending never fails the run.
 #[derive(Clone)]
 pub struct FrameSink {
-    tx: mpsc::Sender<Bytes>,
+    out: SinkOut,
+}
+
+#[derive(Clone)]
+enum SinkOut {
+    Ndjson(mpsc::Sender<Bytes>),
+    Frames(mpsc::Sender<Frame>),
 }
 
 impl FrameSink {
+    /// NDJSON lines, ready to stream.
     pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
-        Self { tx }
+        Self {
+            out: SinkOut::Ndjson(tx),
+        }
+    }
+
+    /// The frames themselves, for a door that encodes them its own way.
+    pub fn frames(tx: mpsc::Sender<Frame>) -> Self {
+        Self {
+            out: SinkOut::Frames(tx),
+        }
     }
 
     async fn send(&self, frame: &Frame) {
-        let mut line = Vec::with_capacity(256);
-        encode_frame_into(frame, &mut line);
         // A closed channel means the client left; the run goes on regardless.
-        let _ = self.tx.send(Bytes::from(line)).await;
+        match &self.out {
+            SinkOut::Ndjson(tx) => {
+                let mut line = Vec::with_capacity(256);
+                encode_frame_into(frame, &mut line);
+                let _ = tx.send(Bytes::from(line)).await;
+            }
+            SinkOut::Frames(tx) => {
+                let _ = tx.send(frame.clone()).await;
+            }
+        }
     }
 }
 
@@ -585,38 +608,21 @@ impl StepRun {
     }
 
     /// Writes the step to the actor's thread (L3, decision 3): browser results posted since
-    /// the last step, the new user message at step 0, then this step's messages.
-    async fn persist(
-        &self,
-        history: &History,
-        usage: Option<&dpas_protocol::Usage>,
-    ) -> Option<Frame> {
+    /// the last step, the new user message at step 0, then this step's messages. A thread
+    /// at its cap is left as it was and the step says so with a host inspector frame.
+    async fn persist(&self, history: &History, usage: Option<&Usage>) -> Option<Frame> {
         let owner = self.actor.id.as_str();
         let conversation = self.request.conversation_id.as_str();
-        let stored = match self.threads.messages(owner, conversation).await {
-            Ok(Some(messages)) => messages,
-            Ok(None) => Vec::new(),
-            Err(e) => {
-                tracing::error!(error = %e, "reading the thread failed; the step is not persisted");
-                return None;
-            }
-        };
-        let (stored_calls, stored_answers) = call_ids(&stored);
-        let mut to_store: Vec<Value> = Vec::new();
-        for message in &self.request.messages {
-            if message.role != Role::Tool {
-                continue;
-            }
-            let parts: Vec<&ContentPart> = message
-                .parts()
+        let mut append = ThreadAppend {
+            answers: self
+                .request
+                .messages
                 .iter()
-                .filter(|p| matches!(p, ContentPart::ToolResult { tool_call_id, .. }
-                    if stored_calls.contains(tool_call_id.as_str()) && !stored_answers.contains(tool_call_id.as_str())))
-                .collect();
-            if !parts.is_empty() {
-                to_store.push(json!({"role": "tool", "content": parts}));
-            }
-        }
+                .filter(|m| m.role == Role::Tool)
+                .collect(),
+            messages: Vec::with_capacity(history.messages.len() + 1),
+            usage: usage.copied(),
+        };
         if self.request.step_index == 0 {
             if let Some(user) = self
                 .request
@@ -625,33 +631,25 @@ impl StepRun {
                 .rev()
                 .find(|m| m.role == Role::User)
             {
-                to_store.push(serde_json::to_value(user).unwrap_or(Value::Null));
+                append.messages.push(user);
             }
         }
-        to_store.extend(
-            history
-                .messages
-                .iter()
-                .map(|m| serde_json::to_value(m).unwrap_or(Value::Null)),
-        );
-        if to_store.is_empty() && usage.is_none() {
-            return None;
-        }
-        let usage = usage.and_then(|u| serde_json::to_value(u).ok());
-        match self
-            .threads
-            .append(owner, conversation, to_store, usage)
-            .await
-        {
-            Ok(_) => None,
-            Err(ThreadError::NotOwner(_)) => Some(Frame::Inspector(InspectorFrame {
+        append.messages.extend(history.messages.iter());
+        match self.threads.append(owner, conversation, append).await {
+            Ok(()) => None,
+            Err(ThreadError::Full(caps)) => Some(Frame::Inspector(InspectorFrame {
                 lane: Lane::Host,
-                event_type: "thread.not-saved".into(),
-                summary:
-                    "conversation id belongs to another user's thread — this step was not saved"
-                        .into(),
+                event_type: "thread.full".into(),
+                summary: format!(
+                    "this conversation reached its stored limit ({} messages, {} bytes) — this step was not saved; start a new conversation",
+                    caps.messages, caps.bytes
+                ),
                 correlation: Some(self.correlation()),
-                data: Some(json!({"conversationId": conversation})),
+                data: Some(json!({
+                    "conversationId": conversation,
+                    "maxMessages": caps.messages,
+                    "maxBytes": caps.bytes,
+                })),
             })),
             Err(e) => {
                 tracing::error!(error = %e, "persisting the thread failed");
@@ -659,29 +657,6 @@ impl StepRun {
             }
         }
     }
-}
-
-/// Tool-call ids in stored messages: those called, and those answered.
-fn call_ids(stored: &[Value]) -> (HashSet<&str>, HashSet<&str>) {
-    let mut calls = HashSet::new();
-    let mut answers = HashSet::new();
-    for part in stored
-        .iter()
-        .filter_map(|m| m.get("content")?.as_array())
-        .flatten()
-    {
-        let id = part.get("toolCallId").and_then(Value::as_str);
-        match (part.get("type").and_then(Value::as_str), id) {
-            (Some("tool-call"), Some(id)) => {
-                calls.insert(id);
-            }
-            (Some("tool-result"), Some(id)) => {
-                answers.insert(id);
-            }
-            _ => {}
-        }
-    }
-    (calls, answers)
 }
 
 #[cfg(test)]

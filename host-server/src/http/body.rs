@@ -1,7 +1,7 @@
 //! Request bodies read under a cap: the declared length is checked before reading and the
 //! running total while reading, so an oversized body is refused without being buffered whole.
 
-use actix_web::http::header::CONTENT_LENGTH;
+use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use actix_web::web::{Bytes, BytesMut, Payload};
 use actix_web::HttpRequest;
 use dpas_protocol::{HostError, HostErrorCode};
@@ -12,6 +12,22 @@ use super::error::ApiError;
 
 fn too_large() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::RequestTooLarge))
+}
+
+/// 415 `UNSUPPORTED_MEDIA_TYPE` unless the request declares `application/json` (any
+/// parameters, such as a charset, allowed).
+pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
+    let json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
 }
 
 /// Reads at most `limit` bytes of body; 413 `REQUEST_TOO_LARGE` beyond that.

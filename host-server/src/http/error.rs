@@ -18,6 +18,9 @@ pub enum ApiError {
     NotFound,
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
+    /// The body is not `application/json` where only JSON is taken.
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
     /// A server-side failure; the cause goes to the log, the client gets a generic message.
     #[error("internal: {0}")]
     Internal(String),
@@ -30,6 +33,7 @@ impl ApiError {
             Self::BadRequest(_) => "BAD_REQUEST",
             Self::NotFound => "NOT_FOUND",
             Self::Conflict { code, .. } => code,
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -39,6 +43,7 @@ impl ApiError {
             Self::Host(h) => h.message.clone(),
             Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
             Self::NotFound => "Not found.".to_owned(),
+            Self::UnsupportedMediaType => "The body must be application/json.".to_owned(),
             Self::Internal(_) => "The server could not complete the request.".to_owned(),
         }
     }
@@ -54,6 +59,7 @@ impl ResponseError for ApiError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

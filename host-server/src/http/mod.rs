@@ -10,13 +10,14 @@ use std::net::TcpListener;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::header::SET_COOKIE;
+use actix_web::http::header::{ContentType, SET_COOKIE};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
+use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use body::{read_json, read_limited};
+pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
@@ -24,6 +25,7 @@ use crate::demo::{ledger::format_eur, DemoUser};
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
 };
+use crate::threads::ThreadAppend;
 
 /// Resolves the actor from the session cookie, or answers 401 `UNAUTHENTICATED`.
 pub fn actor_of(req: &HttpRequest) -> Result<Actor, ApiError> {
@@ -70,6 +72,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
 
@@ -124,6 +127,10 @@ where
     Ok(
         HttpServer::new(move || app_with(state.clone(), extra.clone()))
             .workers(workers.max(1))
+            // A step streams many small NDJSON frames on a keep-alive connection. With
+            // Nagle's algorithm on, every frame after the first waits for the client's
+            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+            .tcp_nodelay(true)
             .listen(listener)?
             .run(),
     )
@@ -424,13 +431,13 @@ async fn decide_approval(
         }
     };
     if let Some(thread_id) = &body.thread_id {
-        let receipt = json!({"role": "assistant", "content": text});
+        let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.clone()));
+        let append = ThreadAppend {
+            messages: vec![&receipt],
+            ..ThreadAppend::default()
+        };
         // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-        if let Err(e) = state
-            .threads
-            .append(&actor.id, thread_id, vec![receipt], None)
-            .await
-        {
+        if let Err(e) = state.threads.append(&actor.id, thread_id, append).await {
             tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
         }
     }
@@ -467,11 +474,13 @@ async fn thread_messages(
 ) -> Result<HttpResponse, ApiError> {
     let messages = state
         .threads
-        .messages(&actor.id, &path)
+        .messages_json(&actor.id, &path)
         .await
         .map_err(storage)?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(messages))
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(messages))
 }
 
 async fn delete_thread(

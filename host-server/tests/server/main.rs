@@ -9,5 +9,7 @@ mod cli;
 mod discovery;
 mod hygiene;
 mod ledger;
+mod manifest;
+mod mcp;
 mod sessions;
 mod threads;

@@ -23,6 +23,12 @@ const PROTECTED: &[(&str, &str, Option<&str>)] = &[
     ("GET", "/api/threads/cnv_x/model-messages", None),
     ("DELETE", "/api/threads/cnv_x", None),
     ("POST", "/api/demo/reset", Some("{}")),
+    ("POST", "/api/session/token", None),
+    (
+        "POST",
+        "/mcp",
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+    ),
 ];
 
 async fn assert_all_unauthenticated(s: &TestServer, cookie: Option<&str>, label: &str) {

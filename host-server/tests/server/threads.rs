@@ -1,9 +1,25 @@
-//! Threads belong to their owner: another user can neither read, append to nor delete them.
+//! Threads belong to their owner: another user can neither read, append to nor delete them,
+//! and may use the same id for a thread of their own.
 
-use host_server::threads::ThreadError;
-use serde_json::json;
+use dpas_protocol::{Usage, WireModelMessage};
+use host_server::threads::{SqliteThreadStore, ThreadAppend, ThreadCaps, ThreadError, ThreadStore};
+use serde_json::{json, Value};
 
 use crate::common::{ada, carla, start};
+
+fn typed(values: &[Value]) -> Vec<WireModelMessage> {
+    values
+        .iter()
+        .map(|v| serde_json::from_value(v.clone()).expect("a model message"))
+        .collect()
+}
+
+fn appending(m: &[WireModelMessage]) -> ThreadAppend<'_> {
+    ThreadAppend {
+        messages: m.iter().collect(),
+        ..ThreadAppend::default()
+    }
+}
 
 #[actix_web::test]
 async fn threads_are_scoped_to_their_owner() {
@@ -16,30 +32,37 @@ async fn threads_are_scoped_to_their_owner() {
         json!({"role": "user", "content": "Which invoices are overdue, and by how much?"}),
         json!({"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "stc_3", "toolName": "domain_collections-aging", "input": {}}]}),
     ];
-    let usage = json!({"inputTokens": 16, "outputTokens": 16, "totalTokens": 32, "cachedInputTokens": 8, "reasoningTokens": 4, "reportedSteps": 1});
+    let usage: Usage = serde_json::from_value(json!({"inputTokens": 16, "outputTokens": 16, "totalTokens": 32, "cachedInputTokens": 8, "reasoningTokens": 4, "reportedSteps": 1})).unwrap();
+    let first_typed = typed(&first);
     store
-        .append(&carla().id, "cnv_carla", first.clone(), Some(usage.clone()))
+        .append(
+            &carla().id,
+            "cnv_carla",
+            ThreadAppend {
+                usage: Some(usage),
+                ..appending(&first_typed)
+            },
+        )
         .await
         .expect("append");
     let second = vec![
         json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "stc_3", "toolName": "domain_collections-aging", "output": {"type": "json", "value": {"status": "ok", "data": []}}}]}),
     ];
+    let second_typed = typed(&second);
     store
         .append(
             &carla().id,
             "cnv_carla",
-            second.clone(),
-            Some(usage.clone()),
+            ThreadAppend {
+                usage: Some(usage),
+                ..appending(&second_typed)
+            },
         )
         .await
         .expect("append");
+    let other = typed(&[json!({"role": "user", "content": "Second"})]);
     store
-        .append(
-            &carla().id,
-            "cnv_carla_2",
-            vec![json!({"role": "user", "content": "Second"})],
-            None,
-        )
+        .append(&carla().id, "cnv_carla_2", appending(&other))
         .await
         .expect("append");
 
@@ -105,17 +128,18 @@ async fn threads_are_scoped_to_their_owner() {
             .status,
         404
     );
-    let hijack = store
-        .append(
-            &ada().id,
-            "cnv_carla",
-            vec![json!({"role": "user", "content": "mine now"})],
-            None,
-        )
+    // The same id is Ada's own thread: it never touches Carla's.
+    let adas = typed(&[json!({"role": "user", "content": "mine now"})]);
+    store
+        .append(&ada().id, "cnv_carla", appending(&adas))
+        .await
+        .expect("Ada may use any id");
+    let ada_messages = s
+        .get("/api/threads/cnv_carla/model-messages", Some(&ada_cookie))
         .await;
-    assert!(
-        matches!(hijack, Err(ThreadError::NotOwner(_))),
-        "{hijack:?}"
+    assert_eq!(
+        ada_messages.body,
+        json!([{"role": "user", "content": "mine now"}])
     );
     assert_eq!(
         s.get("/api/threads/cnv_carla/model-messages", Some(&carla_cookie))
@@ -141,4 +165,166 @@ async fn threads_are_scoped_to_their_owner() {
             .status,
         404
     );
+    assert_eq!(
+        s.get("/api/threads/cnv_carla", Some(&ada_cookie))
+            .await
+            .status,
+        200,
+        "Carla's delete leaves Ada's thread of the same id alone"
+    );
+}
+
+async fn store(caps: ThreadCaps) -> SqliteThreadStore {
+    let pool = host_server::db::connect("sqlite::memory:")
+        .await
+        .expect("database");
+    SqliteThreadStore::new(pool, caps)
+}
+
+fn user(text: &str) -> WireModelMessage {
+    WireModelMessage::user_text(text)
+}
+
+fn as_json(m: &[WireModelMessage]) -> Vec<Value> {
+    m.iter().map(|m| serde_json::to_value(m).unwrap()).collect()
+}
+
+#[actix_web::test]
+async fn a_full_thread_refuses_the_whole_append_and_keeps_what_it_had() {
+    let store = store(ThreadCaps {
+        messages: 3,
+        bytes: 1_000,
+    })
+    .await;
+    let usage = Usage {
+        input_tokens: 5,
+        output_tokens: 2,
+        total_tokens: 7,
+        reported_steps: 1,
+        ..Usage::default()
+    };
+    let two = [user("one"), user("two")];
+    store
+        .append(
+            "o",
+            "t",
+            ThreadAppend {
+                usage: Some(usage),
+                ..appending(&two)
+            },
+        )
+        .await
+        .expect("within the cap");
+    let more = [user("three"), user("four")];
+    let refused = store
+        .append(
+            "o",
+            "t",
+            ThreadAppend {
+                usage: Some(usage),
+                ..appending(&more)
+            },
+        )
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(ThreadError::Full(ThreadCaps { messages: 3, .. }))
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(store.messages("o", "t").await.unwrap().unwrap(), two);
+    assert_eq!(
+        store.get("o", "t").await.unwrap().unwrap().usage,
+        Some(usage),
+        "a refused step adds no usage either"
+    );
+    let one = [user("three")];
+    store
+        .append("o", "t", appending(&one))
+        .await
+        .expect("exactly at the cap");
+
+    // Bytes count too: one message larger than the cap is refused on a fresh thread.
+    let big = [user(&"x".repeat(1_000))];
+    assert!(matches!(
+        store.append("o", "big", appending(&big)).await,
+        Err(ThreadError::Full(_))
+    ));
+    assert!(
+        store.get("o", "big").await.unwrap().is_none(),
+        "nothing created"
+    );
+}
+
+#[actix_web::test]
+async fn concurrent_appends_to_one_thread_are_stored_whole_and_in_commit_order() {
+    let store = store(ThreadCaps::from_limits(1 << 20)).await;
+    let steps: Vec<[WireModelMessage; 2]> = (0..24)
+        .map(|i| [user(&format!("q{i}")), user(&format!("a{i}"))])
+        .collect();
+    let appends = steps
+        .iter()
+        .map(|step| store.append("o", "t", appending(step)));
+    for done in futures_util::future::join_all(appends).await {
+        done.expect("append");
+    }
+    let stored = as_json(&store.messages("o", "t").await.unwrap().unwrap());
+    assert_eq!(stored.len(), 48);
+    for pair in stored.chunks(2) {
+        let q = pair[0]["content"].as_str().unwrap();
+        let a = pair[1]["content"].as_str().unwrap();
+        assert_eq!(
+            &q[1..],
+            &a[1..],
+            "a step's messages are never interleaved: {stored:?}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn posted_results_are_stored_once_and_only_for_the_threads_open_calls() {
+    let store = store(ThreadCaps::from_limits(1 << 20)).await;
+    let step0: Vec<WireModelMessage> = typed(&[
+        json!({"role": "user", "content": "go"}),
+        json!({"role": "assistant", "content": [
+            {"type": "tool-call", "toolCallId": "srv", "toolName": "domain_x", "input": {}},
+            {"type": "tool-call", "toolCallId": "brw", "toolName": "view_y", "input": {}}
+        ]}),
+        json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "srv", "toolName": "domain_x", "output": {"type": "json", "value": 1}}]}),
+    ]);
+    store.append("o", "t", appending(&step0)).await.unwrap();
+    // Step 1 posts the whole history back: the server result again, the browser's result,
+    // and a result for a call this thread never held.
+    let posted = typed(&[json!({"role": "tool", "content": [
+        {"type": "tool-result", "toolCallId": "srv", "toolName": "domain_x", "output": {"type": "json", "value": 1}},
+        {"type": "tool-result", "toolCallId": "brw", "toolName": "view_y", "output": {"type": "json", "value": 2}},
+        {"type": "tool-result", "toolCallId": "elsewhere", "toolName": "view_z", "output": {"type": "json", "value": 3}}
+    ]})]);
+    let reply = typed(&[json!({"role": "assistant", "content": "done"})]);
+    for _ in 0..2 {
+        store
+            .append(
+                "o",
+                "t",
+                ThreadAppend {
+                    answers: posted.iter().collect(),
+                    ..appending(&reply)
+                },
+            )
+            .await
+            .unwrap();
+    }
+    let stored = as_json(&store.messages("o", "t").await.unwrap().unwrap());
+    assert_eq!(
+        stored[3],
+        json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "brw", "toolName": "view_y", "output": {"type": "json", "value": 2}}]})
+    );
+    assert_eq!(stored[4], json!({"role": "assistant", "content": "done"}));
+    assert_eq!(
+        stored[5],
+        json!({"role": "assistant", "content": "done"}),
+        "the second post stores no result again"
+    );
+    assert_eq!(stored.len(), 6);
 }

@@ -1,0 +1,57 @@
+// node --test scripts/check-docs.test.mjs: the link checker's rules, then the repository.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { anchors, checkFile, checkRepository, links, slug } from "./check-docs.mjs";
+
+test("anchors follow GitHub's slugs, repeats numbered", () => {
+  assert.equal(slug("The server's model loop"), "the-servers-model-loop");
+  assert.equal(slug("`/rpc` and the API"), "rpc-and-the-api");
+  assert.deepEqual(
+    [...anchors("# Title\n## Frames\n```\n# not a heading\n```\n## Frames\n")],
+    ["title", "frames", "frames-1"],
+  );
+});
+
+test("links in code are not links", () => {
+  const text = "See [a](a.md) and `[b](b.md)`.\n```\n[c](c.md)\n```\n[d](d.md#x \"title\")";
+  assert.deepEqual(links(text), ["a.md", "d.md#x"]);
+});
+
+test("a link outside the repository, to nothing, or to a missing heading is reported", () => {
+  const files = { "docs/a.md": "# A\n## Here\n", "README.md": "" };
+  const read = (rel) => files[rel] ?? null;
+  const text = [
+    "[ok](docs/a.md#here)",
+    "[self](#top)",
+    "[shared](../shared/DESIGN.md)",
+    "[gone](docs/b.md)",
+    "[anchor](docs/a.md#there)",
+    "[web](https://example.org/x)",
+  ].join("\n");
+  assert.deepEqual(checkFile(".", "README.md", "# Top\n" + text, read), [
+    "README.md: ../shared/DESIGN.md points outside the repository",
+    "README.md: docs/b.md does not exist",
+    "README.md: docs/a.md#there names no heading of docs/a.md",
+  ]);
+  assert.deepEqual(checkFile(".", "docs/a.md", "[up](../README.md) [deep](../../x.md)", read), [
+    "docs/a.md: ../../x.md points outside the repository",
+  ]);
+  // Paths written as code: into a folder outside, reported; the folder's own name, or a path
+  // that stays inside (a build output need not exist), not.
+  const spans = "See `../../shared/spec/host-protocol.md`, `../../shared` and `../host-wasm/pkg`.";
+  assert.deepEqual(checkFile(".", "www/README.md", spans, read), [
+    "www/README.md: `../../shared/spec/host-protocol.md` names a path outside the repository",
+  ]);
+  assert.deepEqual(checkFile(".", "README.md", "`../shared/DESIGN.md`", read), [
+    "README.md: `../shared/DESIGN.md` names a path outside the repository",
+  ]);
+});
+
+test("every Markdown link in the repository resolves inside it", () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const { files, problems } = checkRepository(root);
+  assert.ok(files.includes("README.md") && files.includes("docs/protocol.md"), files.join(", "));
+  assert.deepEqual(problems, []);
+});
