@@ -1,8 +1,10 @@
 //! `POST /agent/chat`: one POST is one model step-run, streamed as NDJSON frames.
 //!
-//! Check order (reference-behaviour K4, DESIGN decisions 1 and 7): decode (400/409/413) →
-//! session (401) → model configured (503) → v1 collision (409) → limits (413) → compose →
-//! stream. Every refusal is decided before the first byte of the stream.
+//! Check order (reference-behaviour K4, DESIGN decisions 1 and 7, hardened): session (401,
+//! from the headers, before a byte of the body is read) → the actor's concurrent steps (429)
+//! → read under cap and deadline (413/408) → decode (400/409/413) → model configured (503) →
+//! v1 collision (409) → limits (413) → compose → stream. Every refusal is decided before the
+//! first byte of the stream.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -79,7 +81,21 @@ pub fn prepare_run_for(
         request,
         model_timeout: chat.model_timeout,
         audit,
+        permit: None,
     })
+}
+
+/// Runs a step in its own task, holding the actor's step permit (if the door took one) for
+/// the run's whole life, not the response's: a client that leaves early does not free a slot
+/// while its step still works. `closing` (a clone of the sink's sender) is dropped after the
+/// permit, so a client that saw the end of the stream can start its next step at once.
+pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
+    let permit = run.permit.take();
+    actix_web::rt::spawn(async move {
+        run.run(sink).await;
+        drop(permit);
+        drop(closing);
+    });
 }
 
 pub async fn agent_chat(
@@ -88,13 +104,18 @@ pub async fn agent_chat(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
+    // Nobody without a session gets their body read, let alone parsed.
+    let actor = actor_of(&req)?;
+    let permit = state.steps.admit(&actor.id)?;
     let body = read_limited(&req, payload, state.config.body_limit).await?;
     let request = decode_request(&body)?;
     let version = request.version.as_u8();
-    let run = prepare_run(&req, &state, &chat, request)?;
+    let mut run = prepare_run_for(&state, &chat, actor, request)?;
+    run.permit = Some(permit);
     let (tx, rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
     // The run is its own task: the response only reads its channel.
-    actix_web::rt::spawn(run.run(FrameSink::new(tx)));
+    let closing = tx.clone();
+    spawn_run(run, FrameSink::new(tx), closing);
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
     });

@@ -89,6 +89,8 @@ pub struct StepRun {
     pub model_timeout: Duration,
     /// Subscribed after composition, so composition's own audit records are not forwarded.
     pub audit: AuditReader,
+    /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
+    pub permit: Option<crate::http::limits::StepPermit>,
 }
 
 /// One recorded tool call of this run.

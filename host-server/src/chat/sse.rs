@@ -12,7 +12,7 @@ use dpas_protocol::{Frame, HostError, HostErrorCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::endpoint::{prepare_run, ChatConfig, FRAME_BUFFER};
+use super::endpoint::{prepare_run_for, spawn_run, ChatConfig, FRAME_BUFFER};
 use super::run::{FrameSink, StepRun};
 use crate::http::error::ApiError;
 use crate::http::{actor_of, read_limited, require_json};
@@ -23,7 +23,8 @@ pub fn malformed() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::ProtocolDecodeError))
 }
 
-/// The common start of a door: the session (401) before the body, `application/json` (415),
+/// The common start of a door: the session (401) and the actor's concurrent steps (429)
+/// before the body, `application/json` (415),
 /// the body under the cap, JSON, the door's `translate` into a v2 step request (plus what its encoder keeps), then
 /// the contract's own decoding and checks, and the run prepared. Nothing has streamed yet.
 pub async fn open_door<T>(
@@ -33,13 +34,16 @@ pub async fn open_door<T>(
     chat: &ChatConfig,
     translate: impl FnOnce(&Value) -> Result<(Value, T), ApiError>,
 ) -> Result<(StepRun, T), ApiError> {
-    actor_of(req)?;
+    let actor = actor_of(req)?;
+    let permit = state.steps.admit(&actor.id)?;
     require_json(req)?;
     let bytes = read_limited(req, payload, state.config.body_limit).await?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
     let (request, keep) = translate(&body)?;
     let request = decode_request_value(request)?;
-    Ok((prepare_run(req, state, chat, request)?, keep))
+    let mut run = prepare_run_for(state, chat, actor, request)?;
+    run.permit = Some(permit);
+    Ok((run, keep))
 }
 
 /// Turns frames into events; `encode` returns `true` once the stream is complete.
@@ -75,7 +79,8 @@ pub fn stream(
     mut response: HttpResponseBuilder,
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<Frame>(FRAME_BUFFER);
-    actix_web::rt::spawn(run.run(FrameSink::frames(tx)));
+    let closing = tx.clone();
+    spawn_run(run, FrameSink::frames(tx), closing);
     let body = futures_util::stream::unfold(
         (rx, encoder, false),
         |(mut rx, mut encoder, finished)| async move {

@@ -7,6 +7,7 @@ mod audit;
 mod builder;
 mod cli;
 mod discovery;
+mod hardening;
 mod hygiene;
 mod ledger;
 mod manifest;

@@ -147,3 +147,37 @@ async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
         (200, json!(0))
     );
 }
+
+#[actix_web::test]
+async fn signing_out_revokes_that_cookie_on_the_server_also_across_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/sessions.sqlite3", dir.path().display());
+    let first =
+        start_with(crate::common::builder().with_config(|c| c.database_url = url.clone())).await;
+    let leaving = first.sign_in("controller").await;
+    let staying = first.sign_in("controller").await;
+
+    let out = first
+        .send("DELETE", "/api/session", Some(&leaving), None)
+        .await;
+    assert_eq!((out.status, out.body), (200, json!({"ok": true})));
+    let removal = out.set_cookie.expect("the browser is told to drop it");
+    assert!(removal.starts_with("dpas_session=;"), "{removal}");
+    assert!(removal.contains("Max-Age=0"), "{removal}");
+    // A copy of the cookie kept by anyone is dead on the server, not only in the browser.
+    assert_eq!(first.get("/api/session", Some(&leaving)).await.status, 401);
+    assert_eq!(first.get("/api/session", Some(&staying)).await.status, 200);
+    assert_eq!(
+        first
+            .send("DELETE", "/api/session", Some(&leaving), None)
+            .await
+            .status,
+        401
+    );
+    first.state.pool.close().await;
+
+    let second =
+        start_with(crate::common::builder().with_config(|c| c.database_url = url.clone())).await;
+    assert_eq!(second.get("/api/session", Some(&leaving)).await.status, 401);
+    assert_eq!(second.get("/api/session", Some(&staying)).await.status, 200);
+}
