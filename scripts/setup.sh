@@ -40,7 +40,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 
 # 4. Node modules, exactly as locked, wherever a lockfile exists.
-for dir in host-wasm/tools www tests/e2e; do
+for dir in host-wasm/tools www tests/e2e tests/interop; do
   if [ -f "$dir/package-lock.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       say "npm ci in $dir"

@@ -8,10 +8,11 @@ use sqlx::SqlitePool;
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, DbError};
 use crate::demo::{self, Ledger};
+use crate::http::limits::{AddressLimiter, StepGate};
 use crate::runtime::{
     AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqliteApprovalStore,
 };
-use crate::session::SessionKeys;
+use crate::session::{self, SessionKeys};
 use crate::threads::{SqliteThreadStore, ThreadCaps, ThreadStore};
 
 /// Everything a request handler needs. Cheap to clone.
@@ -24,6 +25,10 @@ pub struct AppState {
     /// The demo ledger, when the demo domain is registered.
     pub ledger: Option<Ledger>,
     pub pool: SqlitePool,
+    /// Chat steps running per actor (`--max-concurrent-steps`).
+    pub steps: Arc<StepGate>,
+    /// Sign-in requests per client address (`--sign-in-per-minute`).
+    pub sign_in: Arc<AddressLimiter>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -39,7 +44,7 @@ impl std::fmt::Debug for AppState {
 pub enum StartupError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("seeding the demo ledger: {0}")]
+    #[error("preparing the database: {0}")]
     Seed(sqlx::Error),
     #[error(transparent)]
     Registry(#[from] RegistryError),
@@ -141,9 +146,15 @@ impl AppBuilder {
         let sessions = match &self.config.session_secret {
             SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
             SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
-        };
+        }
+        .secure(self.config.secure_cookies);
+        session::load_revoked(&pool, &sessions)
+            .await
+            .map_err(StartupError::Seed)?;
         let caps = ThreadCaps::from_limits(self.config.body_limit);
         Ok(AppState {
+            steps: StepGate::new(self.config.max_concurrent_steps),
+            sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),
             runtime: Arc::new(runtime),
             threads: Arc::new(SqliteThreadStore::new(pool.clone(), caps)),

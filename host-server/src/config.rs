@@ -9,6 +9,16 @@ use clap::Parser;
 
 /// Default request body cap.
 pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+/// Default time a client has to send a request's head, and then its body, in seconds.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
+/// Default number of chat steps one actor may have running at once.
+pub const DEFAULT_MAX_CONCURRENT_STEPS: usize = 4;
+/// Default session lifetime, in seconds (12 h).
+pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
+/// Default sign-in attempts per client address per minute.
+pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 20;
+/// Shortest session secret accepted, in bytes.
+pub const MIN_SECRET_BYTES: usize = 32;
 
 /// The model the chat endpoint should run, as given by `--model`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,14 +121,64 @@ pub struct Cli {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "DPAS_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// Seconds a client has to send a request's head, and again its whole body (408 and the
+    /// connection closed past it).
+    #[arg(long, env = "DPAS_REQUEST_TIMEOUT", default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout: u64,
+    /// Chat steps one signed-in user may have running at once (429 `RATE_LIMITED` past it).
+    #[arg(long, env = "DPAS_MAX_CONCURRENT_STEPS", default_value_t = DEFAULT_MAX_CONCURRENT_STEPS, value_parser = parse_positive)]
+    pub max_concurrent_steps: usize,
+    /// Sign-in requests one client address may make per minute (429 `RATE_LIMITED` past it).
+    #[arg(long, env = "DPAS_SIGN_IN_PER_MINUTE", default_value_t = DEFAULT_SIGN_IN_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
+    pub sign_in_per_minute: u32,
+    /// Session lifetime, in seconds.
+    #[arg(long, env = "DPAS_SESSION_TTL", default_value_t = DEFAULT_SESSION_TTL_SECS, value_parser = clap::value_parser!(u64).range(60..))]
+    pub session_ttl: u64,
+    /// Mark session cookies `Secure` (HTTPS only). Default: on unless listening on loopback.
+    #[arg(long, env = "DPAS_SECURE_COOKIES", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub secure_cookies: Option<bool>,
+    /// An origin (`scheme://host[:port]`) other than the server's own whose browser requests
+    /// may write; repeatable (the env var takes a comma-separated list).
+    #[arg(
+        long = "allowed-origin",
+        env = "DPAS_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+    /// The app's public origin (`https://app.example.com`), for links handed to other
+    /// clients such as MCP approval deep links; without it the request's own origin is used.
+    #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+}
+
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("expected a whole number of at least 1".to_owned()),
+    }
+}
+
+/// An `http(s)://host[:port]` origin with an optional path prefix, kept without a trailing `/`.
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .ok_or_else(|| "must start with http:// or https://".to_owned())?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || s.contains(['?', '#']) || s.chars().any(char::is_whitespace) {
+        return Err("must be an origin such as https://app.example.com".to_owned());
+    }
+    Ok(s.trim_end_matches('/').to_owned())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("--session-secret (or DPAS_SESSION_SECRET) is required without --demo")]
     MissingSecret,
-    #[error("the session secret must not be empty")]
-    EmptySecret,
+    #[error("the session secret must be at least {MIN_SECRET_BYTES} bytes (it has {0}); generate one with e.g. `openssl rand -hex 32`")]
+    ShortSecret(usize),
+    #[error("--allowed-origin {0:?} is not an origin: expected scheme://host[:port] with no path")]
+    BadOrigin(String),
 }
 
 /// Where the session signing secret came from.
@@ -141,6 +201,26 @@ pub struct ServerConfig {
     pub session_secret: SessionSecret,
     pub body_limit: usize,
     pub session_ttl: Duration,
+    /// Session cookies carry `Secure`.
+    pub secure_cookies: bool,
+    /// Deadline for a request's head, and separately for its body.
+    pub request_timeout: Duration,
+    pub max_concurrent_steps: usize,
+    pub sign_in_per_minute: u32,
+    /// Origins besides the server's own whose requests may write (normalised, lower-case).
+    pub allowed_origins: Vec<String>,
+    /// `--public-url`, without a trailing `/`.
+    pub public_url: Option<String>,
+}
+
+/// `scheme://host[:port]`, lower-cased, or `None` when `s` is not just an origin.
+pub fn normalise_origin(s: &str) -> Option<String> {
+    let s = s.trim().trim_end_matches('/').to_ascii_lowercase();
+    let (scheme, rest) = s.split_once("://")?;
+    let plausible = matches!(scheme, "http" | "https")
+        && !rest.is_empty()
+        && !rest.contains(['/', '?', '#', '@', ' ']);
+    plausible.then_some(s)
 }
 
 /// Default database: a SQLite file under `./.data/`.
@@ -156,7 +236,9 @@ impl ServerConfig {
             (None, false) => ModelSpec::None,
         };
         let session_secret = match (cli.session_secret, cli.demo) {
-            (Some(s), _) if s.is_empty() => return Err(ConfigError::EmptySecret),
+            (Some(s), _) if s.len() < MIN_SECRET_BYTES => {
+                return Err(ConfigError::ShortSecret(s.len()))
+            }
             (Some(s), _) => SessionSecret::Given(s),
             (None, true) => SessionSecret::RandomPerProcess,
             (None, false) => return Err(ConfigError::MissingSecret),
@@ -172,7 +254,17 @@ impl ServerConfig {
             static_dir: cli.static_dir,
             session_secret,
             body_limit: cli.body_limit,
-            session_ttl: Duration::from_secs(7 * 24 * 3600),
+            session_ttl: Duration::from_secs(cli.session_ttl),
+            secure_cookies: cli.secure_cookies.unwrap_or(!cli.listen.ip().is_loopback()),
+            request_timeout: Duration::from_secs(cli.request_timeout),
+            max_concurrent_steps: cli.max_concurrent_steps,
+            sign_in_per_minute: cli.sign_in_per_minute,
+            allowed_origins: cli
+                .allowed_origins
+                .iter()
+                .map(|o| normalise_origin(o).ok_or_else(|| ConfigError::BadOrigin(o.clone())))
+                .collect::<Result<_, _>>()?,
+            public_url: cli.public_url,
         })
     }
 
@@ -188,6 +280,12 @@ impl ServerConfig {
             session_secret: SessionSecret::Given(secret.to_owned()),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),
+            secure_cookies: false,
+            request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
+            max_concurrent_steps: DEFAULT_MAX_CONCURRENT_STEPS,
+            sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
+            allowed_origins: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -250,7 +348,7 @@ mod tests {
         assert!(parse(&[]).unwrap_err().contains("session-secret"));
         let c = parse(&[
             "--session-secret",
-            "s3cret",
+            "0123456789abcdef0123456789abcdef",
             "--database",
             "sqlite::memory:",
         ])
@@ -258,6 +356,51 @@ mod tests {
         assert_eq!(c.model, ModelSpec::None);
         assert_eq!(c.database_url, "sqlite::memory:");
         assert!(parse(&["--demo", "--model", "bogus"]).is_err());
+        // Secure cookies: on by default off loopback, off on loopback, both overridable.
+        assert!(!parse(&["--demo"]).unwrap().secure_cookies);
+        assert!(
+            parse(&["--demo", "--listen", "0.0.0.0:8080"])
+                .unwrap()
+                .secure_cookies
+        );
+        assert!(
+            parse(&["--demo", "--secure-cookies"])
+                .unwrap()
+                .secure_cookies
+        );
+        assert!(
+            !parse(&[
+                "--demo",
+                "--listen",
+                "0.0.0.0:8080",
+                "--secure-cookies",
+                "false"
+            ])
+            .unwrap()
+            .secure_cookies
+        );
+        assert_eq!(
+            parse(&["--demo"]).unwrap().session_ttl,
+            Duration::from_secs(12 * 3600)
+        );
         assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn public_url_is_an_origin_without_trailing_slash() {
+        let c = parse(&["--demo", "--public-url", "https://app.example.com/"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("https://app.example.com"));
+        let c = parse(&["--demo", "--public-url", "http://127.0.0.1:8080/app"]).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("http://127.0.0.1:8080/app"));
+        assert_eq!(parse(&["--demo"]).unwrap().public_url, None);
+        for bad in [
+            "app.example.com",
+            "ftp://x",
+            "https://",
+            "https://x/?a=b",
+            "https://a b",
+        ] {
+            assert!(parse(&["--demo", "--public-url", bad]).is_err(), "{bad}");
+        }
     }
 }

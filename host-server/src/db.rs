@@ -34,6 +34,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "thread rows",
         include_str!("../migrations/0004_thread_rows.sql"),
     ),
+    (
+        5,
+        "revoked sessions",
+        include_str!("../migrations/0005_revoked_sessions.sql"),
+    ),
 ];
 
 #[derive(Debug)]

@@ -669,6 +669,7 @@ mod tests {
 
     #[test]
     fn a_stored_thread_restores_its_views() {
+        dpas_protocol::require_traces!();
         let trace = crate::testing::trace_request("browser-carla-step2");
         let messages: Vec<WireModelMessage> =
             serde_json::from_value(trace["messages"].clone()).unwrap();

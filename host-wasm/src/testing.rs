@@ -10,22 +10,13 @@ use crate::registry::{Surface, SurfaceOptions};
 use crate::settle::Clock;
 use serde_json::{json, Map, Value};
 use std::cell::{Cell, RefCell};
-use std::path::PathBuf;
 use std::rc::Rc;
 
-/// The read-only `shared/` folder: `$DPAS_SHARED_DIR`, else `../shared` beside the checkout.
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("DPAS_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-    }
-}
+pub use dpas_protocol::test_support::traces_dir;
 
 /// A request body from `conformance/reference-traces/`.
 pub fn trace_request(name: &str) -> Value {
-    let path = shared_dir()
-        .join("conformance/reference-traces")
-        .join(format!("{name}.request.json"));
+    let path = traces_dir().join(format!("{name}.request.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("a JSON trace")
 }
@@ -80,15 +71,17 @@ fn record(screen: &Rc<DemoScreen>, id: &str) -> Handler {
     })
 }
 
-/// Registers the surface the reference browser had on `/receivables/pending` (trace
-/// `browser-carla-step0`), with the chase reference bound to the open dialog's invoice.
+/// The 16 descriptors the reference browser posted on `/receivables/pending` (the
+/// `catalog.frontendTools` of its trace `browser-carla-step0`), kept in the repository so
+/// the tests built on the demo surface run without the recorded traffic.
+pub const DEMO_FRONTEND_TOOLS: &str = include_str!("../tests/fixtures/demo-frontend-tools.json");
+
+/// Registers the surface the reference browser had on `/receivables/pending`, with the chase
+/// reference bound to the open dialog's invoice.
 pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
-    let request = trace_request("browser-carla-step0");
+    let tools: Vec<Value> = serde_json::from_str(DEMO_FRONTEND_TOOLS).expect("the fixture");
     let mut components: Vec<ComponentDef> = Vec::new();
-    for tool in request["catalog"]["frontendTools"]
-        .as_array()
-        .expect("tools")
-    {
+    for tool in &tools {
         let id = tool["canonicalId"].as_str().unwrap_or_default();
         let full = tool["description"].as_str().unwrap_or_default();
         let description = full
@@ -180,6 +173,7 @@ pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
                     })),
                     availability: Availability::when(move || open.chase.get().is_some())
                         .reason(CHASE_REASON),
+                    timeout_ms: None,
                 });
                 components.push(dialog);
             }

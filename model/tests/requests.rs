@@ -9,6 +9,7 @@ use dpas_model::vendor::anthropic::{self, RequestOptions};
 use dpas_model::vendor::openai;
 use dpas_model::{ModelEvent, ModelRequest, ToolSpec};
 use dpas_protocol::catalog::meta_descriptors;
+use dpas_protocol::test_support::traces_dir;
 use dpas_protocol::{ContentPart, MessageContent, Role, WireModelMessage};
 use serde_json::{json, Value};
 
@@ -16,18 +17,14 @@ const SYSTEM: &str = "You are the receivables assistant.";
 
 /// The posted history of a reference trace.
 fn trace_messages(name: &str) -> Vec<WireModelMessage> {
-    let path = shared_dir()
-        .join("conformance/reference-traces")
-        .join(format!("{name}.request.json"));
+    let path = traces_dir().join(format!("{name}.request.json"));
     let raw: Value = serde_json::from_slice(&std::fs::read(path).expect("trace")).expect("json");
     serde_json::from_value(raw["messages"].clone()).expect("messages")
 }
 
 /// The trace's frontend tools as the loop offers them (wire name, description, schema).
 fn trace_tools(name: &str) -> Vec<ToolSpec> {
-    let path = shared_dir()
-        .join("conformance/reference-traces")
-        .join(format!("{name}.request.json"));
+    let path = traces_dir().join(format!("{name}.request.json"));
     let raw: Value = serde_json::from_slice(&std::fs::read(path).expect("trace")).expect("json");
     raw["catalog"]["frontendTools"]
         .as_array()
@@ -75,6 +72,7 @@ const AGING_RESULT_PREFIX: &str = r#"{"status":"ok","data":[{"id":"current""#;
 
 #[test]
 fn openai_batched_call_and_results() {
+    dpas_protocol::require_traces!();
     let body = openai::request_body(
         "gpt-4.1",
         &request(
@@ -128,6 +126,7 @@ fn openai_batched_call_and_results() {
 
 #[test]
 fn anthropic_batched_call_and_results() {
+    dpas_protocol::require_traces!();
     let body = anthropic::request_body(
         "claude-sonnet-4-5",
         &request(
@@ -195,6 +194,7 @@ fn capability_message() -> WireModelMessage {
 
 #[test]
 fn the_capability_state_message_stays_last_and_the_tool_block_stays_stable() {
+    dpas_protocol::require_traces!();
     let mut with_state = trace_messages("browser-carla-step1");
     with_state.push(capability_message());
     let without = request(
@@ -244,6 +244,7 @@ fn capability_message_text() -> String {
 
 #[test]
 fn reasoning_with_signatures_goes_back_as_thinking_blocks() {
+    dpas_protocol::require_traces!();
     let messages = vec![
         WireModelMessage::user_text("Which invoices are overdue?"),
         assistant(vec![
@@ -466,6 +467,7 @@ fn reasoning_part(text: &str, provider_options: &serde_json::Map<String, Value>)
 
 #[tokio::test]
 async fn thinking_and_tools_round_trip_over_two_steps() {
+    dpas_protocol::require_traces!();
     let step1 = fixture_body("anthropic-thinking-then-tool-use.sse");
     let step2 = fixture_body("anthropic-thinking-text-padded.sse");
     let server = StandIn::start(vec![Reply::sse(&step1), Reply::sse(&step2)]).await;

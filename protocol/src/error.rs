@@ -1,5 +1,7 @@
 //! Host error codes: one exhaustive table of code ↔ HTTP status ↔ default message
-//! (reference-behaviour K3, plus `UNAUTHENTICATED` and `REQUEST_TOO_LARGE`), and the
+//! (reference-behaviour K3, plus `UNAUTHENTICATED`, `REQUEST_TOO_LARGE` and the hardening
+//! codes `REQUEST_TIMEOUT`, `RATE_LIMITED`, `UNSUPPORTED_MEDIA_TYPE`, `ORIGIN_REFUSED`,
+//! `FORBIDDEN` and `APPROVAL_STALE`), and the
 //! tool-result error payloads both halves must write with the same words.
 
 use crate::json::error_object;
@@ -21,11 +23,17 @@ pub enum HostErrorCode {
     ModelError,
     RunLimitExceeded,
     TransportFailed,
+    RequestTimeout,
+    RateLimited,
+    UnsupportedMediaType,
+    OriginRefused,
+    Forbidden,
+    ApprovalStale,
 }
 
 impl HostErrorCode {
     /// Every code, in table order (used by tests and docs).
-    pub const ALL: [HostErrorCode; 11] = [
+    pub const ALL: [HostErrorCode; 17] = [
         Self::ProtocolVersionMismatch,
         Self::ProtocolDecodeError,
         Self::CatalogTooLarge,
@@ -37,6 +45,12 @@ impl HostErrorCode {
         Self::ModelError,
         Self::RunLimitExceeded,
         Self::TransportFailed,
+        Self::RequestTimeout,
+        Self::RateLimited,
+        Self::UnsupportedMediaType,
+        Self::OriginRefused,
+        Self::Forbidden,
+        Self::ApprovalStale,
     ];
 
     /// The code as it appears on the wire.
@@ -53,6 +67,12 @@ impl HostErrorCode {
             Self::ModelError => "MODEL_ERROR",
             Self::RunLimitExceeded => "RUN_LIMIT_EXCEEDED",
             Self::TransportFailed => "TRANSPORT_FAILED",
+            Self::RequestTimeout => "REQUEST_TIMEOUT",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Self::OriginRefused => "ORIGIN_REFUSED",
+            Self::Forbidden => "FORBIDDEN",
+            Self::ApprovalStale => "APPROVAL_STALE",
         }
     }
 
@@ -65,7 +85,13 @@ impl HostErrorCode {
     /// travel inside a 200 stream as an `error` frame (or are raised by the browser).
     pub const fn http_status(self) -> Option<u16> {
         match self {
-            Self::ProtocolVersionMismatch | Self::CatalogCollision => Some(409),
+            Self::ProtocolVersionMismatch | Self::CatalogCollision | Self::ApprovalStale => {
+                Some(409)
+            }
+            Self::RequestTimeout => Some(408),
+            Self::RateLimited => Some(429),
+            Self::UnsupportedMediaType => Some(415),
+            Self::OriginRefused | Self::Forbidden => Some(403),
             Self::ProtocolDecodeError => Some(400),
             Self::CatalogTooLarge | Self::RequestTooLarge => Some(413),
             Self::ModelNotConfigured => Some(503),
@@ -97,6 +123,14 @@ impl HostErrorCode {
             Self::ModelError => "The model call failed.",
             Self::RunLimitExceeded => "A run limit was reached; the run was stopped.",
             Self::TransportFailed => "Could not reach the chat endpoint.",
+            Self::RequestTimeout => "The request did not arrive in time; the connection is closed.",
+            Self::RateLimited => "Too many requests; try again after the time in Retry-After.",
+            Self::UnsupportedMediaType => "Request bodies must be application/json.",
+            Self::OriginRefused => "Requests from this origin are refused.",
+            Self::Forbidden => "Your role may not do this.",
+            Self::ApprovalStale => {
+                "What this approval would act on changed since it was requested; nothing was done. Ask again."
+            }
         }
     }
 }

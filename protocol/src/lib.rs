@@ -11,6 +11,8 @@ pub mod message;
 pub mod ndjson;
 pub mod request;
 pub mod scope;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod tool;
 pub mod usage;
 pub mod wire_name;

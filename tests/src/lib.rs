@@ -3,29 +3,8 @@
 
 pub mod server;
 
-use std::path::{Path, PathBuf};
-
-/// The read-only `shared/` folder: `$DPAS_SHARED_DIR`, else `../shared` beside the
-/// workspace root.
-pub fn shared_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("DPAS_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root");
-    let dir = root.join("..").join("shared");
-    assert!(
-        dir.is_dir(),
-        "shared/ not found at {}; set DPAS_SHARED_DIR",
-        dir.display()
-    );
-    dir
-}
-
-pub fn traces_dir() -> PathBuf {
-    shared_dir().join("conformance").join("reference-traces")
-}
+pub use dpas_protocol::require_traces;
+pub use dpas_protocol::test_support::{conformance_dir, shared_dir, traces_available, traces_dir};
 
 /// A recorded response: status, lower-cased headers, raw body. A few records start with
 /// the request instead (`HTTP GET /api/threads/…`): their `status` is `None`.

@@ -25,6 +25,7 @@ pub const TODAY: Date = date!(2026 - 11 - 29);
 
 pub struct ChatServer {
     pub base: String,
+    pub addr: std::net::SocketAddr,
     pub state: AppState,
     pub http: reqwest::Client,
 }
@@ -47,6 +48,8 @@ pub struct Options {
     pub register: Option<Registration>,
     /// The audit hub, when the test records entries itself.
     pub audit: Option<AuditHub>,
+    /// Adjusts the server configuration (deadlines, limits) before the server starts.
+    pub configure: Option<fn(&mut ServerConfig)>,
     /// The request body limit (and so the stored thread's byte cap), when not the default.
     pub body_limit: Option<usize>,
 }
@@ -58,6 +61,7 @@ impl Default for Options {
             model_timeout: Duration::from_secs(45),
             register: None,
             audit: None,
+            configure: None,
             body_limit: None,
         }
     }
@@ -78,6 +82,9 @@ pub async fn start_script(script: &'static str) -> ChatServer {
 pub async fn start_with(options: Options) -> ChatServer {
     let mut config = ServerConfig::for_tests(SECRET);
     config.model_timeout = options.model_timeout;
+    if let Some(configure) = options.configure {
+        configure(&mut config);
+    }
     if let Some(limit) = options.body_limit {
         config.body_limit = limit;
     }
@@ -114,6 +121,7 @@ pub async fn start_with(options: Options) -> ChatServer {
     actix_web::rt::spawn(server);
     ChatServer {
         base: format!("http://{addr}"),
+        addr,
         state,
         http: reqwest::Client::new(),
     }

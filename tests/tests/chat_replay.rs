@@ -61,6 +61,7 @@ fn normalise(frames: &[Value]) -> Vec<Value> {
 
 #[actix_web::test]
 async fn every_reference_request_gets_the_reference_answer() {
+    dpas_tests::require_traces!();
     let srv = server::start().await;
     let mut replayed = 0;
     for name in chat_trace_names() {
@@ -122,6 +123,7 @@ async fn every_reference_request_gets_the_reference_answer() {
 
 #[actix_web::test]
 async fn no_model_is_the_recorded_503() {
+    dpas_tests::require_traces!();
     let srv = server::start_with(Options {
         model: Model::None,
         ..Options::default()
@@ -143,6 +145,7 @@ async fn no_model_is_the_recorded_503() {
 
 #[actix_web::test]
 async fn the_whole_carla_turn_runs_on_our_own_messages() {
+    dpas_tests::require_traces!();
     let srv = server::start().await;
     let step0_request: Value =
         serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();
@@ -255,25 +258,37 @@ async fn the_whole_carla_turn_runs_on_our_own_messages() {
 
 #[actix_web::test]
 async fn refusals_come_in_the_contract_order_before_any_stream() {
+    dpas_tests::require_traces!();
     let srv = server::start().await;
     let request = read_trace_request("browser-carla-step0").unwrap();
-    // Decode before session: a malformed body is 400 even without a cookie.
-    assert_eq!(srv.chat_bytes(b"[]".to_vec(), None).await.status, 400);
+    // Session before decode (hardening: nobody anonymous gets a body parsed): any body
+    // without a valid session is 401, never a default user.
+    for body in [
+        b"[]".to_vec(),
+        br#"{"protocolVersion":3}"#.to_vec(),
+        request.clone(),
+    ] {
+        let anonymous = srv.chat_bytes(body, None).await;
+        assert_eq!(anonymous.status, 401);
+        assert_eq!(anonymous.body["error"]["code"], "UNAUTHENTICATED");
+    }
+    // Signed in, decode errors come first.
+    let cookie = srv.cookie("controller");
     assert_eq!(
-        srv.chat_bytes(br#"{"protocolVersion":3}"#.to_vec(), None)
+        srv.chat_bytes(b"[]".to_vec(), Some(&cookie)).await.status,
+        400
+    );
+    assert_eq!(
+        srv.chat_bytes(br#"{"protocolVersion":3}"#.to_vec(), Some(&cookie))
             .await
             .status,
         409
     );
-    // A well-formed body without a valid session is 401, never a default user.
-    let anonymous = srv.chat_bytes(request.clone(), None).await;
-    assert_eq!(anonymous.status, 401);
-    assert_eq!(anonymous.body["error"]["code"], "UNAUTHENTICATED");
     let forged = srv
         .chat_bytes(request.clone(), Some("dpas_session=forged.value"))
         .await;
     assert_eq!(forged.status, 401);
-    // Over the frontend limit is 413 naming plane, count and limit, before the session too.
+    // Over the frontend limit is 413 naming plane, count and limit.
     let mut big: Value = serde_json::from_slice(&request).unwrap();
     let tool = big["catalog"]["frontendTools"][0].clone();
     big["catalog"]["frontendTools"] = Value::Array(
@@ -286,7 +301,7 @@ async fn refusals_come_in_the_contract_order_before_any_stream() {
             .collect(),
     );
     let too_large = srv
-        .chat_bytes(serde_json::to_vec(&big).unwrap(), None)
+        .chat_bytes(serde_json::to_vec(&big).unwrap(), Some(&cookie))
         .await;
     assert_eq!(too_large.status, 413);
     assert_eq!(too_large.body["error"]["code"], "CATALOG_TOO_LARGE");
@@ -301,6 +316,7 @@ async fn refusals_come_in_the_contract_order_before_any_stream() {
 
 #[actix_web::test]
 async fn v1_collisions_abort_with_the_exact_message() {
+    dpas_tests::require_traces!();
     let srv = server::start().await;
     let mut body: Value = serde_json::from_slice(&read_trace_request("v1-step0").unwrap()).unwrap();
     body["frontendTools"].as_array_mut().unwrap().push(json!({

@@ -59,7 +59,7 @@ impl Composition {
 }
 
 /// A wire name a provider accepts: 1–64 characters of `[A-Za-z0-9_-]`.
-fn provider_safe(name: &str) -> bool {
+pub(crate) fn provider_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name

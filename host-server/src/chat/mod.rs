@@ -1,10 +1,14 @@
 //! The chat endpoint: catalog composition, the model step loop and its frames.
 
+pub mod ag_ui;
+pub mod ai_sdk;
 pub mod compose;
 pub mod endpoint;
+pub mod manifest;
 pub mod models;
 pub mod prompt;
 pub mod run;
+pub mod sse;
 
 use std::sync::Arc;
 
@@ -57,11 +61,22 @@ impl ChatConfig {
     }
 }
 
-/// Mounts `POST /agent/chat` with its configuration (for `http::serve_with`/`app_with`).
+/// Mounts the doors into the step engine (`POST /agent/chat`, `/agent/ai-sdk`, `/agent/ag-ui`) and
+/// `GET /agent/manifest` with their configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::new(chat.clone()))
-            .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)));
+            .service(crate::http::resource("/agent/chat").route(web::post().to(agent_chat)))
+            .service(
+                crate::http::resource("/agent/ai-sdk").route(web::post().to(ai_sdk::agent_ai_sdk)),
+            )
+            .service(
+                crate::http::resource("/agent/ag-ui").route(web::post().to(ag_ui::agent_ag_ui)),
+            )
+            .service(
+                crate::http::resource("/agent/manifest")
+                    .route(web::get().to(manifest::agent_manifest)),
+            );
     }
 }
 

@@ -32,22 +32,46 @@ use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 /// Longest provider or tool failure message relayed (F4).
 const MAX_ERROR_MESSAGE_CHARS: usize = 300;
 
-/// Where frames go: the HTTP response's channel. Sending never fails the run.
+/// Where frames go: the HTTP response's channel, as NDJSON lines (`/agent/chat`) or as
+/// frames for another door to encode. Sending never fails the run.
 #[derive(Clone)]
 pub struct FrameSink {
-    tx: mpsc::Sender<Bytes>,
+    out: SinkOut,
+}
+
+#[derive(Clone)]
+enum SinkOut {
+    Ndjson(mpsc::Sender<Bytes>),
+    Frames(mpsc::Sender<Frame>),
 }
 
 impl FrameSink {
+    /// NDJSON lines, ready to stream.
     pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
-        Self { tx }
+        Self {
+            out: SinkOut::Ndjson(tx),
+        }
+    }
+
+    /// The frames themselves, for a door that encodes them its own way.
+    pub fn frames(tx: mpsc::Sender<Frame>) -> Self {
+        Self {
+            out: SinkOut::Frames(tx),
+        }
     }
 
     async fn send(&self, frame: &Frame) {
-        let mut line = Vec::with_capacity(256);
-        encode_frame_into(frame, &mut line);
         // A closed channel means the client left; the run goes on regardless.
-        let _ = self.tx.send(Bytes::from(line)).await;
+        match &self.out {
+            SinkOut::Ndjson(tx) => {
+                let mut line = Vec::with_capacity(256);
+                encode_frame_into(frame, &mut line);
+                let _ = tx.send(Bytes::from(line)).await;
+            }
+            SinkOut::Frames(tx) => {
+                let _ = tx.send(frame.clone()).await;
+            }
+        }
     }
 }
 
@@ -65,6 +89,8 @@ pub struct StepRun {
     pub model_timeout: Duration,
     /// Subscribed after composition, so composition's own audit records are not forwarded.
     pub audit: AuditReader,
+    /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
+    pub permit: Option<crate::http::limits::StepPermit>,
 }
 
 /// One recorded tool call of this run.

@@ -1,21 +1,56 @@
-//! Request bodies read under a cap: the declared length is checked before reading and the
-//! running total while reading, so an oversized body is refused without being buffered whole.
+//! Request bodies read under a cap and a deadline: the declared length is checked before
+//! reading and the running total while reading, so an oversized body is refused without being
+//! buffered whole; a body that has not arrived whole within the server's request timeout is
+//! 408 `REQUEST_TIMEOUT` and its connection is closed (a trickled upload holds nothing for long).
 
-use actix_web::http::header::CONTENT_LENGTH;
-use actix_web::web::{Bytes, BytesMut, Payload};
+use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use actix_web::web::{self, Bytes, BytesMut, Payload};
 use actix_web::HttpRequest;
 use dpas_protocol::{HostError, HostErrorCode};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use crate::app::AppState;
+use crate::config::DEFAULT_REQUEST_TIMEOUT_SECS;
 
 fn too_large() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::RequestTooLarge))
 }
 
-/// Reads at most `limit` bytes of body; 413 `REQUEST_TOO_LARGE` beyond that.
+/// 415 `UNSUPPORTED_MEDIA_TYPE` unless the request declares `application/json` (any
+/// parameters, such as a charset, allowed).
+pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
+    let json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
+}
+
+/// Reads at most `limit` bytes of body within the request timeout; 413 `REQUEST_TOO_LARGE`
+/// beyond the cap, 408 `REQUEST_TIMEOUT` past the deadline.
 pub async fn read_limited(
+    req: &HttpRequest,
+    payload: Payload,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    let deadline = req.app_data::<web::Data<AppState>>().map_or(
+        std::time::Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
+        |s| s.config.request_timeout,
+    );
+    tokio::time::timeout(deadline, read_capped(req, payload, limit))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::Host(HostError::of(HostErrorCode::RequestTimeout))))
+}
+
+async fn read_capped(
     req: &HttpRequest,
     mut payload: Payload,
     limit: usize,

@@ -1,8 +1,9 @@
 //! HTTP error bodies: always `{"error":{"code","message"}}`, never a panic or an unplanned 500.
 
+use actix_web::http::header::RETRY_AFTER;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use dpas_protocol::HostError;
+use dpas_protocol::{HostError, HostErrorCode};
 use serde_json::json;
 
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +19,12 @@ pub enum ApiError {
     NotFound,
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
+    /// 429 `RATE_LIMITED`, with the seconds to wait in `Retry-After`.
+    #[error("rate limited for {retry_after_secs}s")]
+    RateLimited { retry_after_secs: u64 },
+    /// The body is not `application/json` where only JSON is taken.
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
     /// A server-side failure; the cause goes to the log, the client gets a generic message.
     #[error("internal: {0}")]
     Internal(String),
@@ -30,6 +37,8 @@ impl ApiError {
             Self::BadRequest(_) => "BAD_REQUEST",
             Self::NotFound => "NOT_FOUND",
             Self::Conflict { code, .. } => code,
+            Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
+            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -39,6 +48,10 @@ impl ApiError {
             Self::Host(h) => h.message.clone(),
             Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
             Self::NotFound => "Not found.".to_owned(),
+            Self::RateLimited { .. } => HostErrorCode::RateLimited.default_message().to_owned(),
+            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType
+                .default_message()
+                .to_owned(),
             Self::Internal(_) => "The server could not complete the request.".to_owned(),
         }
     }
@@ -54,6 +67,8 @@ impl ResponseError for ApiError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -62,7 +77,17 @@ impl ResponseError for ApiError {
         if let Self::Internal(cause) = self {
             tracing::error!(%cause, "request failed");
         }
-        HttpResponse::build(self.status_code())
-            .json(json!({"error": {"code": self.code(), "message": self.message()}}))
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            Self::RateLimited { retry_after_secs } => {
+                response.insert_header((RETRY_AFTER, retry_after_secs.to_string()));
+            }
+            // A body that did not arrive in time: answer, then drop the connection.
+            Self::Host(h) if h.code == HostErrorCode::RequestTimeout => {
+                response.force_close();
+            }
+            _ => {}
+        }
+        response.json(json!({"error": {"code": self.code(), "message": self.message()}}))
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod body;
 pub mod error;
+pub mod harden;
+pub mod limits;
 mod statics;
 
 use std::future::{ready, Ready};
@@ -17,7 +19,7 @@ use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-pub use body::{read_json, read_limited};
+pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
@@ -56,7 +58,12 @@ pub(crate) fn resource(path: &str) -> actix_web::Resource {
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
-        .service(resource("/api/session").get(get_session).post(post_session))
+        .service(
+            resource("/api/session")
+                .get(get_session)
+                .post(post_session)
+                .delete(delete_session),
+        )
         .service(resource("/rpc/{id}").post(rpc))
         .service(resource("/api/approvals").get(list_approvals))
         .service(
@@ -72,6 +79,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
 
@@ -104,6 +112,7 @@ pub fn app_with(
     >,
 > {
     App::new()
+        .wrap(actix_web::middleware::from_fn(harden::harden))
         .configure(extra)
         .configure(move |cfg| configure(cfg, &state))
 }
@@ -123,9 +132,12 @@ pub fn serve_with<F>(
 where
     F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 {
+    // A request head must arrive within the request timeout too (408, then closed).
+    let head_deadline = state.config.request_timeout;
     Ok(
         HttpServer::new(move || app_with(state.clone(), extra.clone()))
             .workers(workers.max(1))
+            .client_request_timeout(head_deadline)
             // A step streams many small NDJSON frames on a keep-alive connection. With
             // Nagle's algorithm on, every frame after the first waits for the client's
             // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
@@ -154,6 +166,9 @@ async fn get_session(state: web::Data<AppState>, actor: Actor) -> HttpResponse {
         .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
 }
 
+/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
+const SIGN_IN_BODY_LIMIT: usize = 1024;
+
 #[derive(Deserialize)]
 struct SignIn {
     role: Value,
@@ -167,7 +182,8 @@ async fn post_session(
     if !state.config.demo {
         return Err(ApiError::NotFound);
     }
-    let body: SignIn = read_json(&req, payload, state.config.body_limit).await?;
+    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
+    let body: SignIn = read_json(&req, payload, SIGN_IN_BODY_LIMIT).await?;
     let user = body
         .role
         .as_str()
@@ -178,6 +194,26 @@ async fn post_session(
     Ok(HttpResponse::Ok()
         .insert_header((SET_COOKIE, cookie.encoded().to_string()))
         .json(json!({"user": user_json(&actor)})))
+}
+
+/// Signs out: this session's cookie is refused from now on, also after a restart.
+async fn delete_session(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let claims = state
+        .sessions
+        .claims_from_headers(req.headers())
+        .map_err(ApiError::from)?;
+    crate::session::revoke(&state.pool, &state.sessions, &claims)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((
+            SET_COOKIE,
+            state.sessions.removal_cookie().encoded().to_string(),
+        ))
+        .json(json!({"ok": true})))
 }
 
 /// HTTP status of an `/rpc` envelope.

@@ -69,11 +69,7 @@ pub(super) async fn fallback(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let path = req.path();
-    let api = ["/api/", "/rpc/", "/agent/"]
-        .iter()
-        .any(|p| path.starts_with(p))
-        || path == "/api"
-        || path == "/rpc";
+    let api = super::harden::is_api_path(path);
     let Some(root) = state.config.static_dir.as_deref() else {
         return Err(ApiError::NotFound);
     };

@@ -31,6 +31,10 @@ fn clean_command() -> Command {
         "DPAS_STATIC_DIR",
         "DPAS_SESSION_SECRET",
         "DPAS_BODY_LIMIT",
+        "DPAS_REQUEST_TIMEOUT",
+        "DPAS_MAX_CONCURRENT_STEPS",
+        "DPAS_SIGN_IN_PER_MINUTE",
+        "DPAS_ALLOWED_ORIGINS",
     ] {
         cmd.env_remove(var);
     }
@@ -100,6 +104,26 @@ fn flags_are_validated_with_environment_fallbacks() {
         Some(2),
         "the environment is validated like the flag"
     );
+
+    // The probe's 1-character secret, and anything short of 32 bytes, is refused at start.
+    for secret in ["x", "0123456789abcdef0123456789abcde"] {
+        let out = clean_command()
+            .args(["--database", "sqlite::memory:", "--session-secret", secret])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{secret}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = clean_command()
+        .args(["--demo", "--allowed-origin", "https://example.com/path"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not an origin"));
 
     let out = clean_command()
         .env("DPAS_LISTEN", "not-an-address")

@@ -23,6 +23,12 @@ const PROTECTED: &[(&str, &str, Option<&str>)] = &[
     ("GET", "/api/threads/cnv_x/model-messages", None),
     ("DELETE", "/api/threads/cnv_x", None),
     ("POST", "/api/demo/reset", Some("{}")),
+    ("POST", "/api/session/token", None),
+    (
+        "POST",
+        "/mcp",
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+    ),
 ];
 
 async fn assert_all_unauthenticated(s: &TestServer, cookie: Option<&str>, label: &str) {
@@ -140,4 +146,38 @@ async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
         (status, env["data"]["invoiceCount"].clone()),
         (200, json!(0))
     );
+}
+
+#[actix_web::test]
+async fn signing_out_revokes_that_cookie_on_the_server_also_across_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/sessions.sqlite3", dir.path().display());
+    let first =
+        start_with(crate::common::builder().with_config(|c| c.database_url = url.clone())).await;
+    let leaving = first.sign_in("controller").await;
+    let staying = first.sign_in("controller").await;
+
+    let out = first
+        .send("DELETE", "/api/session", Some(&leaving), None)
+        .await;
+    assert_eq!((out.status, out.body), (200, json!({"ok": true})));
+    let removal = out.set_cookie.expect("the browser is told to drop it");
+    assert!(removal.starts_with("dpas_session=;"), "{removal}");
+    assert!(removal.contains("Max-Age=0"), "{removal}");
+    // A copy of the cookie kept by anyone is dead on the server, not only in the browser.
+    assert_eq!(first.get("/api/session", Some(&leaving)).await.status, 401);
+    assert_eq!(first.get("/api/session", Some(&staying)).await.status, 200);
+    assert_eq!(
+        first
+            .send("DELETE", "/api/session", Some(&leaving), None)
+            .await
+            .status,
+        401
+    );
+    first.state.pool.close().await;
+
+    let second =
+        start_with(crate::common::builder().with_config(|c| c.database_url = url.clone())).await;
+    assert_eq!(second.get("/api/session", Some(&leaving)).await.status, 401);
+    assert_eq!(second.get("/api/session", Some(&staying)).await.status, 200);
 }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::capability::{ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler};
 use crate::schema::empty_object_schema;
-use crate::testing::{demo_surface, shared_dir, trace_request, DemoScreen, FakeClock};
+use crate::testing::{demo_surface, trace_request, traces_dir, DemoScreen, FakeClock};
 use dpas_protocol::encode_frame;
 use futures_executor::block_on;
 use futures_util::FutureExt;
@@ -268,9 +268,7 @@ fn pending(id: &str, (wire, canonical): (&str, &str), input: Value) -> Value {
 // ---- the golden turn ------------------------------------------------------------------------
 
 fn trace_body(name: &str) -> Vec<u8> {
-    let path = shared_dir()
-        .join("conformance/reference-traces")
-        .join(format!("{name}.response.txt"));
+    let path = traces_dir().join(format!("{name}.response.txt"));
     let text = std::fs::read(&path).expect("a response trace");
     let at = text
         .windows(2)
@@ -282,6 +280,7 @@ fn trace_body(name: &str) -> Vec<u8> {
 
 #[test]
 fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
+    dpas_protocol::require_traces!();
     let h = Harness::new();
     let step2 = trace_request("browser-carla-step2");
     // readState answers with the rows the reference table had (the trace's stc_6 result).

@@ -21,16 +21,10 @@ pub const ANTHROPIC_KEY: &str = "sk-ant-test-Hj4kL7nP0qS3uV6wX9zA2cE5";
 /// In a `Reply::Status` body, replaced by the stand-in's own base URL when served.
 pub const BASE_PLACEHOLDER: &str = "{BASE}";
 
-/// `../shared` beside the workspace, or `DPAS_SHARED_DIR`.
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("DPAS_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-    }
-}
-
+/// Recorded vendor streams (`tests/fixtures/vendor/`, see its README): real traffic from
+/// each vendor, kept in the repository.
 pub fn fixtures_dir() -> PathBuf {
-    shared_dir().join("provider-fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vendor")
 }
 
 /// Every replayable fixture file name (`.sse` and `.chunks.jsonl`), sorted.
