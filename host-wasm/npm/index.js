@@ -53,6 +53,20 @@ export class Surface extends RawSurface {
     assertReady();
     super(options);
   }
+
+  /** Every registration moves `surfaceVersion`; a refused duplicate does not, and says so. */
+  register(def) {
+    const before = this.surfaceVersion;
+    const handle = super.register(def);
+    if (this.surfaceVersion === before) {
+      console.warn(
+        `@dpas/host: Surface.register refused "${def.type}" (instanceId "${def.instanceId ?? "default"}"): ` +
+          "that component is already registered and not unregistered, so the returned handle does " +
+          "nothing. Give each live instance its own instanceId, or unregister the first.",
+      );
+    }
+    return handle;
+  }
 }
 
 export class Conversation extends RawConversation {

@@ -11,7 +11,8 @@ use dpas_protocol::error::tool_results::is_error_shaped;
 use dpas_protocol::json::object;
 use dpas_protocol::wire_name::decode_wire_name;
 use dpas_protocol::{
-    ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, Usage, WireModelMessage,
+    ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
+    WireModelMessage,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -153,14 +154,6 @@ fn is_browser_tool(wire_name: &str) -> bool {
     wire_name.starts_with("view_") || wire_name.starts_with("surface_")
 }
 
-/// A tool result's value: the `value` of a `{type:"json"}` output, else the output itself.
-fn output_value(output: &Value) -> Value {
-    match output.get("type").and_then(Value::as_str) {
-        Some("json") => output.get("value").cloned().unwrap_or(Value::Null),
-        _ => output.clone(),
-    }
-}
-
 fn settled_state(ok: bool) -> ToolCallState {
     if ok {
         ToolCallState::Done
@@ -285,7 +278,7 @@ impl Conversation {
                 });
             }
             Frame::StepFinish(finish) => {
-                self.show_answered_unseen_calls(&finish.response_messages);
+                self.show_unannounced_calls(finish);
                 if let Some(usage) = finish.usage {
                     // Subsets are summed apart from their parents (H3, H5).
                     self.state.turn_usage = Usage::sum_opt(self.state.turn_usage, Some(usage));
@@ -297,42 +290,41 @@ impl Conversation {
         }
     }
 
-    /// A call the step answered without a tool-call frame (one the model made to a tool in
-    /// neither plane: the server says so only in an inspector frame) is shown as settled, so the
-    /// conversation shows every call the model made. Calls already shown, and calls left for
-    /// the browser (no answer yet), are not touched.
-    fn show_answered_unseen_calls(&mut self, messages: &[WireModelMessage]) {
-        let parts = || messages.iter().flat_map(WireModelMessage::parts);
-        for part in parts() {
+    /// A call the model made that no frame announced and that is not left for the browser is
+    /// one to a tool in neither plane (the server answers it NO_SUCH_TOOL in the history and
+    /// says so only in an inspector frame): it is shown as a failed call, so the conversation
+    /// shows every call the model made.
+    fn show_unannounced_calls(&mut self, finish: &StepFinish) {
+        for part in finish
+            .response_messages
+            .iter()
+            .flat_map(WireModelMessage::parts)
+        {
             let ContentPart::ToolCall {
                 tool_call_id,
                 tool_name,
-                input,
                 ..
             } = part
             else {
                 continue;
             };
-            if self.tool_call_mut(tool_call_id).is_some() {
+            if self.tool_call_mut(tool_call_id).is_some()
+                || finish
+                    .pending_tool_calls
+                    .iter()
+                    .any(|p| p.tool_call_id == *tool_call_id)
+            {
                 continue;
             }
-            let answer = parts().find_map(|p| match p {
-                ContentPart::ToolResult {
-                    tool_call_id: id,
-                    output,
-                    ..
-                } if id == tool_call_id => Some(output_value(output)),
-                _ => None,
-            });
-            let Some(value) = answer else { continue };
+            // No catalog entry names it: its canonical id is its wire name (C8).
             let view = ToolCallView {
                 tool_call_id: tool_call_id.clone(),
                 wire_name: tool_name.clone(),
-                canonical_id: decode_wire_name(tool_name).unwrap_or_else(|| tool_name.clone()),
+                canonical_id: tool_name.clone(),
                 executor: Executor::Server,
-                input: input.clone(),
-                state: settled_state(!is_error_shaped(&value)),
-                result: Some(value),
+                input: Value::Null,
+                state: ToolCallState::Error,
+                result: None,
             };
             self.assistant().tool_calls.push(view);
         }
@@ -473,7 +465,10 @@ impl Conversation {
                             ..
                         } = part
                         {
-                            let value = output_value(output);
+                            let value = match output.get("type").and_then(Value::as_str) {
+                                Some("json") => output.get("value").cloned().unwrap_or(Value::Null),
+                                _ => output.clone(),
+                            };
                             if let Some(view) = conversation.tool_call_mut(tool_call_id) {
                                 view.state = settled_state(!is_error_shaped(&value));
                                 view.result = Some(value);
@@ -676,11 +671,7 @@ mod tests {
             ),
             ("u1", "nope", ToolCallState::Error)
         );
-        assert_eq!(calls[0].input, json!({ "x": 1 }));
-        assert_eq!(
-            calls[0].result.as_ref().unwrap()["error"]["code"],
-            "NO_SUCH_TOOL"
-        );
+        assert_eq!(calls[0].canonical_id, "nope");
         // A call already shown is not shown twice.
         conversation.observe_frame(&step_finish, 3.0);
         assert_eq!(conversation.state().messages[1].tool_calls.len(), 1);

@@ -20,12 +20,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = warn)]
-    fn console_warn(message: &str);
-}
-
 thread_local! {
     /// Live surfaces by id: how `runTurn({surface})` finds the registry behind a JS object.
     static SURFACES: RefCell<Vec<(u32, registry::Surface)>> = const { RefCell::new(Vec::new()) };
@@ -496,28 +490,10 @@ impl JsSurface {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ComponentDef")] def: JsValue,
     ) -> Result<RegistrationHandle, JsValue> {
-        let def = component(&def)?;
-        let key = [
-            "\"",
-            &def.component_type,
-            "\" (instanceId \"",
-            def.instance_id
-                .as_deref()
-                .unwrap_or(crate::ids::DEFAULT_INSTANCE_ID),
-            "\")",
-        ]
-        .concat();
-        let handle = self.inner.register(def).map_err(definition_error)?;
-        if handle.registration_id().is_none() {
-            console_warn(
-                &[
-                    "@dpas/host: Surface.register refused ",
-                    &key,
-                    ": that component is already registered and not unregistered. The returned handle does nothing. Give each live instance its own instanceId, or unregister the first.",
-                ]
-                .concat(),
-            );
-        }
+        let handle = self
+            .inner
+            .register(component(&def)?)
+            .map_err(definition_error)?;
         Ok(RegistrationHandle { handle })
     }
 

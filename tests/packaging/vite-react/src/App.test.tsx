@@ -50,7 +50,16 @@ test("a component registered with useAgentComponent runs the model's call in a t
   root.unmount();
 });
 
-test("init() is idempotent and resolves in Node", async () => {
+test("init() is idempotent and resolves in Node; a refused duplicate registration warns", async () => {
   await expect(init()).resolves.toBeDefined();
-  expect(() => new Surface().free()).not.toThrow();
+  const surface = new Surface();
+  const def = { type: "todo.dup", description: "Twice." };
+  const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+  surface.register(def);
+  expect(warn).not.toHaveBeenCalled();
+  surface.register(def);
+  expect(warn).toHaveBeenCalledTimes(1);
+  expect(String(warn.mock.calls[0][0])).toContain('refused "todo.dup" (instanceId "default")');
+  warn.mockRestore();
+  surface.free();
 });
