@@ -48,6 +48,8 @@ pub enum StartupError {
     Seed(sqlx::Error),
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    #[error("recovering approvals: {0}")]
+    Approvals(crate::runtime::CapabilityError),
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
@@ -143,6 +145,16 @@ impl AppBuilder {
             builder = r(builder, &pool);
         }
         let runtime = builder.build()?;
+        // Nothing runs yet: any approved action whose run began and never finished is from a
+        // process that died; mark it, and drop what is past retention.
+        runtime
+            .recover_approvals()
+            .await
+            .map_err(StartupError::Approvals)?;
+        runtime
+            .purge_approvals(self.config.approval_retention)
+            .await
+            .map_err(StartupError::Approvals)?;
         let sessions = match &self.config.session_secret {
             SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
             SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
