@@ -294,11 +294,7 @@ async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
         .await;
     assert_eq!(decided.status, 200);
     let (status, _) = s
-        .rpc(
-            &carla,
-            "update-invoice",
-            json!({"id": 24, "amount": 1}),
-        )
+        .rpc(&carla, "update-invoice", json!({"id": 24, "amount": 1}))
         .await;
     assert_eq!(status, 200);
     let resumed = s
