@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-153600} # 150 KB
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-150528} # 147 KB
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
@@ -64,12 +64,15 @@ fi
 
 raw_total=0
 gz_total=0
-for file in dpas_host_bg.wasm dpas_host.js; do
+# The wasm, the glue, and the glue's snippets (JS the crate ships through wasm-bindgen's
+# `module = …` imports, e.g. src/web/handler.js), each gzipped on its own as a server would.
+files=$(cd "$out" && { echo dpas_host_bg.wasm; echo dpas_host.js; find snippets -name '*.js' 2>/dev/null | sort; })
+for file in $files; do
   raw=$(stat -c %s "$out/$file")
   gz=$(gzip -9 -c "$out/$file" | wc -c)
   raw_total=$((raw_total + raw))
   gz_total=$((gz_total + gz))
-  printf '  %-20s %8d bytes raw %8d bytes gzip\n' "$file" "$raw" "$gz"
+  printf '  %-20s %8d bytes raw %8d bytes gzip\n' "${file##*/}" "$raw" "$gz"
 done
 printf '  %-20s %8d bytes raw %8d bytes gzip (budget %d)\n' total "$raw_total" "$gz_total" "$BUDGET_GZIP_BYTES"
 if [ "$gz_total" -gt "$BUDGET_GZIP_BYTES" ]; then

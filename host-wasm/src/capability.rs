@@ -119,6 +119,28 @@ pub struct InvocationContext {
     pub registration_id: String,
     /// The user approved this call through the host's confirm callback.
     pub confirmed: bool,
+    /// The caller's cancellation, handed through to the handler (see [`CancelToken`]).
+    pub cancel: Option<CancelToken>,
+    /// A procedure's own deadline (`ProcedureDef::timeout_ms`); `None` for the default.
+    pub timeout_ms: Option<u32>,
+}
+
+/// The caller's cancellation as the platform has it (in the browser, the turn's
+/// `AbortSignal`). The core only carries it from the turn to the handler, which links its
+/// own abort to it; it never looks inside.
+#[derive(Clone)]
+pub struct CancelToken(pub Rc<dyn std::any::Any>);
+
+impl std::fmt::Debug for CancelToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelToken")
+    }
+}
+
+impl PartialEq for CancelToken {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 type HandlerFn = dyn Fn(Value, InvocationContext) -> LocalBoxFuture<'static, HandlerResult>;
@@ -268,6 +290,9 @@ pub struct ProcedureDef {
     /// Live contextual text (`describe()`), shown as the volatile `note`, never in the description.
     pub describe: Option<Rc<dyn Fn() -> Option<String>>>,
     pub availability: Availability,
+    /// How long the executor may run this reference before the call is answered `TIMEOUT`
+    /// (the platform's default when `None`). Like a handler, not part of the structure.
+    pub timeout_ms: Option<u32>,
 }
 
 impl std::fmt::Debug for ProcedureDef {
@@ -298,6 +323,7 @@ impl ProcedureDef {
             overridable_fields: Vec::new(),
             describe: None,
             availability: Availability::default(),
+            timeout_ms: None,
         }
     }
 

@@ -356,6 +356,7 @@ async fn target(
         surface_version: Some(text("surfaceVersion").unwrap_or_else(|| surface.version())),
         input: Some(input),
         confirmed: false,
+        cancel: ui.cancel_token(),
     };
     let dispatched = invoke_confirmed(surface, request, call, ui).await;
     let acted = target.filter(|_| !reading).map(|(effect, _)| effect);

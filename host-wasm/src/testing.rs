@@ -173,6 +173,7 @@ pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
                     })),
                     availability: Availability::when(move || open.chase.get().is_some())
                         .reason(CHASE_REASON),
+                    timeout_ms: None,
                 });
                 components.push(dialog);
             }

@@ -6,7 +6,9 @@
 
 use super::{Registration, Surface, SurfaceEvent, Unmounted};
 use crate::canonical::{json_text, to_canonical_string};
-use crate::capability::{Confirmation, Effect, Handler, HandlerError, InvocationContext};
+use crate::capability::{
+    CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
+};
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::schema::{validate, BoundField, Issue};
@@ -35,6 +37,8 @@ pub struct InvokeRequest {
     pub input: Option<Value>,
     /// The user approved this call through the host's confirm callback.
     pub confirmed: bool,
+    /// The caller's cancellation, handed to the handler (not part of the dedupe fingerprint).
+    pub cancel: Option<CancelToken>,
 }
 
 type SharedResult = Shared<LocalBoxFuture<'static, InvocationResult>>;
@@ -302,6 +306,11 @@ impl Surface {
             capability_id: capability_id.clone(),
             registration_id: registration.id.clone(),
             confirmed: request.confirmed,
+            cancel: request.cancel.clone(),
+            timeout_ms: match resolved.target {
+                Target::Procedure { index } => registration.def.procedures[index].timeout_ms,
+                _ => None,
+            },
         };
         Ok((resolved, input, ctx))
     }

@@ -218,6 +218,7 @@ fn chase_dialog(screen: &Rc<RefCell<Screen>>, overridable: &[&str]) -> Component
         describe: Some(Rc::new(|| Some("Bound to DUN-0037.".into()))),
         availability: Availability::when(move || open.borrow().chase.is_some())
             .reason("Open an invoice's chase dialog first"),
+        timeout_ms: None,
     });
     def
 }

@@ -45,6 +45,7 @@ pub async fn dispatch(
         surface_version: Some(live.surface_version.clone()),
         input: Some(input),
         confirmed: false,
+        cancel: ui.cancel_token(),
     };
     invoke_confirmed(surface, request, call, ui).await
 }

@@ -75,6 +75,11 @@ pub trait TurnUi {
     fn until(&self) -> bool;
     /// Asks the user; resolves `false` on denial, dismissal or unmount.
     fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool>;
+    /// The turn's cancellation, handed to every handler the turn runs, so cancelling the
+    /// turn also aborts a running handler.
+    fn cancel_token(&self) -> Option<crate::capability::CancelToken> {
+        None
+    }
 }
 
 /// Loop events beside the raw frames.

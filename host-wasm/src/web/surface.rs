@@ -40,15 +40,66 @@ pub(crate) fn core_surface(value: &JsValue) -> Result<registry::Surface, JsValue
     .ok_or_else(|| type_error("options.surface must be a live Surface"))
 }
 
-/// Calls a JS function and awaits its result when it is a thenable.
-async fn call_async(f: &Function, args: &[JsValue]) -> Result<JsValue, JsValue> {
-    let array: Array = args.iter().collect();
-    let value = f.apply(&JsValue::UNDEFINED, &array)?;
-    let then = get(&value, "then");
-    if then.is_function() {
-        JsFuture::from(js_sys::Promise::resolve(&value)).await
-    } else {
-        Ok(value)
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// Calls `f(...args, context)` with `context.signal`, a fresh `AbortSignal`. A handler
+    /// that returns a value settles with it. One that returns a thenable runs under a
+    /// deadline of `ms` and the turn's signal: past the deadline, or when the turn is
+    /// cancelled, the call's signal aborts and the promise rejects with a capability error
+    /// (`code` TIMEOUT with retry after-refresh, or CANCELLED) that [`handler_error`] passes
+    /// through; a turn already cancelled never calls `f`. In JS (a wasm-bindgen snippet in
+    /// the package) because that is smaller than the same timers and listeners in Rust.
+    #[wasm_bindgen(js_name = callHandler)]
+    fn call_handler(
+        f: &Function,
+        args: Array,
+        context: &JsValue,
+        ms: u32,
+        turn: Option<web_sys::AbortSignal>,
+    ) -> js_sys::Promise;
+}
+
+/// Default deadlines of a handler call (issue 12), overridden per definition by `timeoutMs`.
+const OBSERVATION_TIMEOUT_MS: u32 = 5_000;
+const ACTION_TIMEOUT_MS: u32 = 10_000;
+const PROCEDURE_TIMEOUT_MS: u32 = 30_000;
+
+/// Runs a JS handler under its deadline and the turn's signal; the last argument is
+/// `context` with the call's `signal` added.
+async fn call(
+    f: &Function,
+    args: Array,
+    context: JsValue,
+    ms: u32,
+    ctx: &InvocationContext,
+) -> HandlerResult {
+    let turn = ctx
+        .cancel
+        .as_ref()
+        .and_then(|token| token.0.downcast_ref::<web_sys::AbortSignal>())
+        .cloned();
+    match JsFuture::from(call_handler(f, args, &context, ms, turn)).await {
+        Ok(value) => output(value),
+        Err(thrown) => Err(handler_error(&thrown)),
+    }
+}
+
+/// `timeoutMs`: a positive whole number of milliseconds, or the default.
+fn timeout(def: &JsValue, what: &str, default: u32) -> Result<u32, JsValue> {
+    let value = get(def, "timeoutMs");
+    if value.is_undefined() {
+        return Ok(default);
+    }
+    match value.as_f64() {
+        // setTimeout's own ceiling (2^31 - 1 ms); above it a timer fires at once.
+        Some(ms) if (1.0..=2_147_483_647.0).contains(&ms) && ms.fract() == 0.0 => Ok(ms as u32),
+        _ => Err(type_error(
+            &[
+                what,
+                ".timeoutMs must be a positive whole number of milliseconds",
+            ]
+            .concat(),
+        )),
     }
 }
 
@@ -113,26 +164,22 @@ fn output(value: JsValue) -> HandlerResult {
         .map_err(|_| HandlerError::Threw("the handler's output is not JSON".into()))
 }
 
-/// `read()` / `execute(input)`.
-fn capability_handler(f: Function, with_input: bool) -> Handler {
+/// `read({signal})` / `execute(input, {signal})`.
+fn capability_handler(f: Function, with_input: bool, ms: u32) -> Handler {
     let f = Rc::new(f);
-    Handler::new(move |input: Value, _ctx: InvocationContext| {
+    Handler::new(move |input: Value, ctx: InvocationContext| {
         let f = f.clone();
         async move {
-            let args = if with_input {
-                vec![to_js(&input)]
-            } else {
-                Vec::new()
-            };
-            match call_async(&f, &args).await {
-                Ok(value) => output(value),
-                Err(thrown) => Err(handler_error(&thrown)),
+            let args = Array::new();
+            if with_input {
+                args.push(&to_js(&input));
             }
+            call(&f, args, object(&[]), ms, &ctx).await
         }
     })
 }
 
-/// `executeProcedure(path, input, {invocationId, confirmation})`.
+/// `executeProcedure(path, input, {invocationId, confirmation, signal})`.
 fn executor_handler(f: Function) -> Handler {
     let f = Rc::new(f);
     Handler::new(move |input: Value, ctx: InvocationContext| {
@@ -141,17 +188,14 @@ fn executor_handler(f: Function) -> Handler {
             let path = ctx
                 .capability_id
                 .strip_prefix("domain:")
-                .unwrap_or(&ctx.capability_id)
-                .to_owned();
+                .unwrap_or(&ctx.capability_id);
             let mut context = vec![("invocationId", JsValue::from_str(&ctx.invocation_id))];
             if ctx.confirmed {
                 context.push(("confirmation", JsValue::from_str("confirmed")));
             }
-            let args = [JsValue::from_str(&path), to_js(&input), object(&context)];
-            match call_async(&f, &args).await {
-                Ok(value) => output(value),
-                Err(thrown) => Err(handler_error(&thrown)),
-            }
+            let args = Array::of2(&JsValue::from_str(path), &to_js(&input));
+            let ms = ctx.timeout_ms.unwrap_or(PROCEDURE_TIMEOUT_MS);
+            call(&f, args, object(&context), ms, &ctx).await
         }
     })
 }
@@ -216,7 +260,11 @@ fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
         name: string(def, "name", what)?,
         description: string(def, "description", what)?,
         output_schema: required_json(def, "outputSchema", what)?,
-        read: capability_handler(required_function(def, "read", what)?, false),
+        read: capability_handler(
+            required_function(def, "read", what)?,
+            false,
+            timeout(def, what, OBSERVATION_TIMEOUT_MS)?,
+        ),
         availability: availability(def, what)?,
     })
 }
@@ -240,7 +288,11 @@ fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
         effect,
         confirmation: confirmation(def, what)?,
         idempotent: opt_bool(def, "idempotent").unwrap_or(false),
-        execute: capability_handler(required_function(def, "execute", what)?, true),
+        execute: capability_handler(
+            required_function(def, "execute", what)?,
+            true,
+            timeout(def, what, ACTION_TIMEOUT_MS)?,
+        ),
         availability: availability(def, what)?,
     })
 }
@@ -270,6 +322,9 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
     out.output_schema = opt_json(def, "outputSchema")?;
     out.confirmation = confirmation(def, what)?;
     out.availability = availability(def, what)?;
+    if !get(def, "timeoutMs").is_undefined() {
+        out.timeout_ms = Some(timeout(def, what, PROCEDURE_TIMEOUT_MS)?);
+    }
     if let Some(bind) = opt_function(def, "bind", what)? {
         out.bind = Some(Rc::new(move || {
             let value = bind

@@ -42,11 +42,12 @@ fn pusher(log: &Array) -> Function {
     .unchecked_into()
 }
 
-/// Counts `setTimeout` calls into `calls` until the returned function restores it.
+/// Records the delay of every `setTimeout` call into `calls` until the returned function
+/// restores it.
 fn count_set_timeout(calls: &Array) -> Function {
     js(
         "const calls = $0, original = globalThis.setTimeout; \
-         globalThis.setTimeout = (...args) => { calls.push('setTimeout'); return original(...args); }; \
+         globalThis.setTimeout = (...args) => { calls.push(args[1]); return original(...args); }; \
          return () => { globalThis.setTimeout = original; };",
         &[calls.into()],
     )
@@ -238,9 +239,11 @@ async fn handlers_sync_async_throwing_and_refusing_over_a_real_fetch() {
     let result = run(opts).await;
     restore.call0(&JsValue::NULL).unwrap();
     assert_eq!(result["status"], "completed", "{result}");
+    // The only timers are the deadlines of the calls that returned a promise: the async
+    // read (5 s) and the async refusal (an action, 10 s); sync handlers get none.
     assert_eq!(
-        calls.length(),
-        0,
+        json_of(&calls.into()),
+        json!([5_000, 10_000]),
         "settle-waits yield through MessageChannel"
     );
     let values = tool_values(&result);
@@ -425,10 +428,17 @@ async fn domain_references_bind_describe_and_run_through_the_executor() {
         tool_values(&result)[0],
         ("c1".into(), json!({"ok": true, "status": "chased"}))
     );
+    let context = Reflect::get(&calls.get(0), &"context".into()).unwrap();
+    let signal = Reflect::get(&context, &"signal".into()).unwrap();
+    let signal: web_sys::AbortSignal = signal.dyn_into().expect("an AbortSignal");
+    assert!(
+        !signal.aborted(),
+        "a call that settled in time is not aborted"
+    );
     assert_eq!(
         json_of(&calls.get(0)),
         json!({"path": "update-collection-status", "input": {"invoiceId": 21, "status": "chased"},
-               "context": {"invocationId": "c1"}})
+               "context": {"invocationId": "c1", "signal": {}}})
     );
     // On the wire: agent-surface's effect name, the bound key gone from the schema, the note
     // in the volatile state.
@@ -521,4 +531,173 @@ async fn the_conversation_store_streams_into_a_stable_snapshot() {
     let fresh = json_of(&conversation.get_state());
     assert_ne!(fresh["conversationId"], id.as_str());
     assert_eq!(fresh["messages"], json!([]));
+}
+
+/// `test.stall`: an action and an observation whose handlers never settle; each records the
+/// signal it was handed into `$0` (by name), and each has its own deadline. `$1` is the
+/// action's `timeoutMs` (`undefined` for the default).
+const STALL: &str = r#"
+  const signals = $0;
+  const never = (name) => (...args) => { signals[name] = args[args.length - 1].signal; return new Promise(() => {}); };
+  return {
+    type: "test.stall",
+    description: "Handlers that hang.",
+    observations: [{ name: "readState", description: "Hangs.", outputSchema: { type: "object" },
+      timeoutMs: 30, read: never("read") }],
+    actions: [{ name: "hang", description: "Hangs.", effect: "local-state", timeoutMs: $1,
+      inputSchema: { type: "object", properties: {} }, execute: never("execute") }],
+    procedures: [{ path: "slow-path", description: "Hangs.", effect: "read", timeoutMs: 40,
+      inputSchema: { type: "object", properties: {} } }],
+  };
+"#;
+
+fn stalling_surface(signals: &Object, action_timeout: JsValue) -> JsSurface {
+    let executor = js(
+        "const signals = $0; return (path, input, context) => { signals.executor = context.signal; \
+         return new Promise(() => {}); };",
+        &[signals.into()],
+    );
+    let init = js("return { executeProcedure: $0 };", &[executor]);
+    let surface = JsSurface::new(Some(init)).expect("a surface");
+    surface
+        .register(js(STALL, &[signals.into(), action_timeout]))
+        .expect("registers");
+    surface
+}
+
+/// The signal a stalled handler was handed, and the code of the reason it was aborted with.
+fn abort_code(signals: &Object, name: &str) -> Option<String> {
+    let signal: web_sys::AbortSignal = Reflect::get(signals, &name.into())
+        .unwrap()
+        .dyn_into()
+        .expect("the handler was called with a signal");
+    signal
+        .aborted()
+        .then(|| get(&signal.reason(), "code").as_string())
+        .flatten()
+}
+
+#[wasm_bindgen_test]
+async fn handlers_that_never_settle_time_out_and_the_turn_goes_on() {
+    let signals = Object::new();
+    let surface = stalling_surface(&signals, JsValue::from_f64(20.0));
+    let key = unique("stall");
+    let result = run(options(&surface.into(), "stall", &key, "{}")).await;
+    assert_eq!(result["status"], "completed", "{result}");
+    let values = tool_values(&result);
+    assert_eq!(values.len(), 3, "{values:?}");
+    for (id, value) in &values {
+        let error = &value["error"];
+        assert_eq!(error["code"], "TIMEOUT", "{id}: {value}");
+        assert_eq!(error["retry"], "after-refresh", "{id}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("may or may not have happened"),
+            "{id}: {error}"
+        );
+    }
+    for name in ["execute", "read", "executor"] {
+        assert_eq!(
+            abort_code(&signals, name).as_deref(),
+            Some("TIMEOUT"),
+            "{name}"
+        );
+    }
+    // The turn went on: step 1 was posted with the three TIMEOUT results.
+    let posted = requests(&key).await;
+    assert_eq!(posted.as_array().unwrap().len(), 2);
+    assert!(result["messages"].to_string().contains("TIMEOUT"));
+}
+
+#[wasm_bindgen_test]
+async fn conversation_cancel_aborts_a_running_handler() {
+    let signals = Object::new();
+    // The action keeps its default deadline (10 s): only the cancel can end it.
+    let surface = stalling_surface(&signals, JsValue::UNDEFINED);
+    let key = unique("stall-cancel");
+    let conversation = Conversation::new(js(
+        "return { endpoint: $1, surface: $0, getPathname: () => '/test' };",
+        &[
+            surface.into(),
+            JsValue::from_str(&format!("{}/chat/stall/{key}", stub())),
+        ],
+    ))
+    .unwrap();
+    let sent = JsFuture::from(conversation.send("hi".into()));
+    // Wait (in macrotasks, no timers) until the action's handler is running, then cancel.
+    for _ in 0..10_000 {
+        if !Reflect::get(&signals, &"execute".into())
+            .unwrap()
+            .is_undefined()
+        {
+            break;
+        }
+        JsFuture::from(yield_task()).await.unwrap();
+    }
+    assert_eq!(
+        abort_code(&signals, "execute"),
+        None,
+        "running, not aborted"
+    );
+    conversation.cancel();
+    let result = json_of(&sent.await.unwrap());
+    assert_eq!(result["status"], "cancelled", "{result}");
+    assert_eq!(
+        abort_code(&signals, "execute").as_deref(),
+        Some("CANCELLED")
+    );
+    assert_eq!(
+        Reflect::get(&signals, &"read".into()).unwrap(),
+        JsValue::UNDEFINED,
+        "no call runs after the cancel"
+    );
+    assert_eq!(requests(&key).await.as_array().unwrap().len(), 1);
+}
+
+#[wasm_bindgen_test]
+fn a_timeout_must_be_a_positive_whole_number() {
+    let surface = JsSurface::new(None).unwrap();
+    for bad in ["0", "-5", "1.5", "'10'", "1e12"] {
+        let def = js(
+            &format!(
+                "return {{ type: 'a.b', description: 'x', actions: [{{ name: 'go', description: 'y', \
+                 effect: 'local-state', inputSchema: {{ type: 'object' }}, execute: () => 1, timeoutMs: {bad} }}] }};"
+            ),
+            &[],
+        );
+        let error = surface.register(def).err().expect("refused");
+        assert!(error.is_instance_of::<js_sys::TypeError>(), "{bad}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn schema_patterns_are_the_browsers_regexp() {
+    use crate::pattern::Pattern;
+    let matches = |pattern: &str, text: &str| Pattern::compile(pattern).unwrap().is_match(text);
+    let date = r"^\d{4}-\d{2}-\d{2}$";
+    assert!(matches(date, "2026-11-29"));
+    assert!(!matches(date, "2026-1-29"));
+    assert!(matches("ab", "xxabyy"), "unanchored, as JSON Schema has it");
+    // ECMAScript beyond the native matcher's subset: look-ahead, word boundaries, Unicode
+    // properties (Unicode mode).
+    assert!(matches(r"^(?=.*\d)\w+$", "abc1"));
+    assert!(!matches(r"^(?=.*\d)\w+$", "abc"));
+    assert!(matches(r"\bEVL\b", "ref EVL-0084"));
+    assert!(matches(r"^\p{Lu}", "Émile"));
+    // A syntax error is refused, never thrown through.
+    for bad in ["(a", "[z-a]", "a{3,1}", r"\p{Nope}", "a**"] {
+        assert!(Pattern::compile(bad).is_err(), "{bad}");
+    }
+    // `test` keeps no state between calls (no `g` flag).
+    let once = Pattern::compile("a").unwrap();
+    assert!(once.is_match("a") && once.is_match("a"));
+    // Through the validator, as an input is checked.
+    let schema = json!({ "type": "string", "pattern": date });
+    assert!(crate::schema::validate(&schema, &json!("2026-11-29")).is_empty());
+    assert_eq!(
+        crate::schema::validate(&schema, &json!("soon"))[0].message,
+        format!("String must match the pattern {date}")
+    );
 }

@@ -7,6 +7,7 @@ use super::convert::{
 };
 use super::platform::{random_seed, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
+use crate::capability::CancelToken;
 use crate::ids::IdRng;
 use crate::registry;
 use crate::settle::SettlePolicy;
@@ -20,6 +21,7 @@ use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::{Array, Function};
 use serde_json::Value;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -150,6 +152,10 @@ impl TurnUi for JsUi {
                 .is_ok_and(|v| v.as_bool() == Some(true))
         }
         .boxed_local()
+    }
+    fn cancel_token(&self) -> Option<CancelToken> {
+        let signal = self.signal.clone()?;
+        Some(CancelToken(Rc::new(signal)))
     }
 }
 

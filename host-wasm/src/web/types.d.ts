@@ -19,11 +19,18 @@ export interface Availability {
   unavailableReason?: string | (() => string);
 }
 
+/** Handed to every handler call. `signal` aborts when the call's deadline passes (the tool
+ *  result is then TIMEOUT, retry "after-refresh": it may or may not have happened) or when
+ *  the turn is cancelled (CANCELLED); the turn goes on either way. */
+export interface HandlerContext { signal: AbortSignal }
+
 export interface ObservationDef {
   name: string;                       // lowerCamel, e.g. "readState"
   description: string;
   outputSchema: JsonSchema;
-  read: () => unknown | Promise<unknown>;
+  read: (context: HandlerContext) => unknown | Promise<unknown>;
+  /** Deadline of one read (default 5000); past it the call is TIMEOUT and `signal` aborts. */
+  timeoutMs?: number;
   availability?: Availability;
 }
 
@@ -38,7 +45,9 @@ export interface ActionDef {
   /** Resolve with the output (or nothing: the result is then {done:true}). Throwing is
    *  EXECUTION_FAILED, unless the thrown value carries a capability error `code` (e.g.
    *  "PRECONDITION_FAILED") and optionally `retry`/`details`: that error is passed through. */
-  execute: (input: { [key: string]: unknown }) => unknown | Promise<unknown>;
+  execute: (input: { [key: string]: unknown }, context: HandlerContext) => unknown | Promise<unknown>;
+  /** Deadline of one call (default 10000); past it the call is TIMEOUT and `signal` aborts. */
+  timeoutMs?: number;
   availability?: Availability;
 }
 
@@ -56,6 +65,8 @@ export interface ProcedureDef {
   overridableFields?: string[];
   /** Live contextual text, sent as the volatile `note`. */
   describe?: () => string | undefined;
+  /** Deadline of one executor call (default 30000). */
+  timeoutMs?: number;
   availability?: Availability;
 }
 
@@ -75,7 +86,7 @@ export interface ComponentDef {
 export type ProcedureExecutor = (
   path: string,
   input: { [key: string]: unknown },
-  context: { invocationId: string; confirmation?: string },
+  context: HandlerContext & { invocationId: string; confirmation?: string },
 ) => Promise<unknown>;
 
 export interface SurfaceInit { executeProcedure?: ProcedureExecutor }

@@ -4,21 +4,13 @@
 // Needs GOLDEN_URL (the server, started by run-golden.sh).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
-
-// playwright-core is installed with the build tools (host-wasm/tools).
-const require = createRequire(new URL("../../tools/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
+import { launchChromium } from "./chromium.mjs";
 
 const url = process.env.GOLDEN_URL;
 
 test("the golden turn ends with the overdue total", async () => {
   assert.ok(url, "GOLDEN_URL is set by run-golden.sh");
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors = [];

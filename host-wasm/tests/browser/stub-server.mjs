@@ -92,6 +92,20 @@ const scenarios = {
       res.end(line(finish(body, { text: JSON.stringify(toolResults(body)) })));
     }
   },
+  // Handlers that never settle (test.stall's action and observation, a domain reference):
+  // each must end at its deadline and the turn go on to step 1, which echoes the results.
+  stall: (body, res) => {
+    res.write(line(start(body)));
+    if (body.stepIndex === 0) {
+      res.end(line(finish(body, { pending: [
+        call("c1", "view_test__stall__hang", {}),
+        call("c2", "view_test__stall__readState", {}),
+        call("c3", "domain_slow-path", {}),
+      ] })));
+    } else {
+      res.end(line(finish(body, { text: JSON.stringify(toolResults(body)) })));
+    }
+  },
   // A confirmation-required action.
   confirm: (body, res) => {
     res.write(line(start(body)));

@@ -1,10 +1,9 @@
-//! A small backtracking matcher for the ECMAScript regular-expression subset JSON Schema
-//! `pattern` needs: literals, `.`, classes with ranges and `\d \w \s` (and negations),
-//! groups, alternation, greedy and lazy quantifiers, and `^`/`$` anchors.
-//!
-//! A regex crate would cost tens of kilobytes of the wasm budget; anything outside this
-//! subset (look-around, back-references, word boundaries, Unicode properties) is refused at
-//! compile time, so a schema using it is rejected at registration rather than misjudged.
+//! The native matcher: a small backtracking engine for the ECMAScript regular-expression
+//! subset JSON Schema `pattern` needs (literals, `.`, classes with ranges and `\d \w \s` and
+//! their negations, groups, alternation, greedy and lazy quantifiers, `^`/`$` anchors), so the
+//! core's validation is tested natively with the same semantics the browser's `RegExp` has on
+//! that subset. Anything outside it (look-around, back-references, word boundaries, Unicode
+//! properties) is refused at compile time rather than misjudged.
 
 use std::cell::Cell;
 

@@ -1,0 +1,34 @@
+// callHandler: see its declaration in surface.rs.
+export function callHandler(f, args, context, ms, turn) {
+  const controller = new AbortController();
+  context.signal = controller.signal;
+  return new Promise((resolve, reject) => {
+    let timer;
+    const settle = (done) => (value) => {
+      clearTimeout(timer);
+      turn?.removeEventListener("abort", cancelled);
+      done(value);
+    };
+    const abandon = (code, retry, message) => {
+      const error = Object.assign(new Error(message), { code, retry });
+      controller.abort(error);
+      settle(reject)(error);
+    };
+    function cancelled() {
+      abandon("CANCELLED", "no", "The turn was cancelled while this call was running; it may or may not have happened.");
+    }
+    if (turn?.aborted) return cancelled();
+    let value;
+    try {
+      value = f(...args, context);
+    } catch (error) {
+      return reject(error);
+    }
+    if (typeof value?.then != "function") return resolve(value);
+    if (turn?.aborted) return cancelled();
+    turn?.addEventListener("abort", cancelled);
+    timer = setTimeout(() => abandon("TIMEOUT", "after-refresh",
+      `The call did not finish within ${ms} ms and was abandoned; it may or may not have happened. Refresh and check before retrying.`), ms);
+    Promise.resolve(value).then(settle(resolve), settle(reject));
+  });
+}

@@ -1,0 +1,15 @@
+// Headless Chromium for the node-driven browser tests and benchmarks: Debian's build (or
+// $CHROMIUM) through playwright-core, which is installed with the build tools
+// (host-wasm/tools); `npx playwright install` cannot work on this machine.
+import { createRequire } from "node:module";
+
+const require = createRequire(new URL("../../tools/package.json", import.meta.url));
+const { chromium } = require("playwright-core");
+
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
