@@ -381,7 +381,7 @@ struct DecisionBody {
 }
 
 /// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
-fn receipt_subject(r: &ApprovalRecord) -> String {
+pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
     let mut parts = Vec::new();
     if let Some(id) = r
         .input
@@ -421,7 +421,12 @@ fn approval_status_error(status: ApprovalStatus) -> crate::runtime::CapabilityEr
 }
 
 /// Appends the receipt to the caller's thread, when the decision named one.
-async fn store_receipt(state: &AppState, actor: &Actor, thread_id: Option<&str>, text: &str) {
+pub(crate) async fn store_receipt(
+    threads: &dyn crate::threads::ThreadStore,
+    owner: &str,
+    thread_id: Option<&str>,
+    text: &str,
+) {
     let Some(thread_id) = thread_id else { return };
     let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.to_owned()));
     let append = ThreadAppend {
@@ -429,7 +434,7 @@ async fn store_receipt(state: &AppState, actor: &Actor, thread_id: Option<&str>,
         ..ThreadAppend::default()
     };
     // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-    if let Err(e) = state.threads.append(&actor.id, thread_id, append).await {
+    if let Err(e) = threads.append(owner, thread_id, append).await {
         tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
     }
 }
@@ -450,6 +455,7 @@ async fn decide_approval(
         ..Correlation::default()
     };
     let what = receipt_subject(&record);
+    let thread = body.thread_id.as_deref();
     let (decided, ran) = match state
         .runtime
         .decide_and_run(&record.id, &actor, body.approved, correlation)
@@ -461,7 +467,7 @@ async fn decide_approval(
                 let text = format!(
                     "You approved {what}, but it changed since it was requested, so nothing was done. Ask again."
                 );
-                store_receipt(&state, &actor, body.thread_id.as_deref(), &text).await;
+                store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
             }
             return Err(decision_error(&e));
         }
@@ -521,7 +527,7 @@ async fn decide_approval(
             }
         }
     };
-    store_receipt(&state, &actor, body.thread_id.as_deref(), &text).await;
+    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
     Ok(HttpResponse::Ok()
         .json(json!({"receipt": {"text": text, "ok": ok}, "resolution": resolution})))
 }

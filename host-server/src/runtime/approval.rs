@@ -52,6 +52,10 @@ pub struct ApprovalDecision {
     pub approver: Actor,
     #[serde(with = "time::serde::rfc3339")]
     pub decided_at: OffsetDateTime,
+    /// The conversation the decision was made in, where a later receipt (say, of a run the
+    /// process's death interrupted) belongs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -765,6 +769,7 @@ mod tests {
             approved,
             approver: carla.clone(),
             decided_at: t0,
+            thread_id: None,
         };
         store.insert(record("apr_a", t0)).await.expect("insert");
         store

@@ -662,6 +662,7 @@ impl Runtime {
                     approved,
                     approver: approver.clone(),
                     decided_at: now,
+                    thread_id: None,
                 },
                 now,
             )
@@ -871,6 +872,7 @@ impl Runtime {
             approved,
             approver: approver.clone(),
             decided_at: now,
+            thread_id: correlation.conversation_id.clone(),
         });
         let (cap, input) = match self.runnable(&as_decided).await {
             Ok(ready) => ready,

@@ -277,7 +277,7 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     let decide = client
         .post(format!("http://{addr}/api/approvals/{approval_id}"))
         .header("cookie", cookie)
-        .json(&json!({"approved": true}))
+        .json(&json!({"approved": true, "threadId": "cnv_crash"}))
         .send();
     let pending_answer = actix_web::rt::spawn(decide);
     let hook = tokio::task::spawn_blocking(move || {
@@ -335,5 +335,13 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     assert_eq!(
         five["status"], "draft",
         "the run never happened and was not re-run"
+    ); // The conversation the approval was given in says so too.
+    let thread = second
+        .get("/api/threads/cnv_crash/model-messages", Some(&carla))
+        .await
+        .body;
+    assert!(
+        thread.to_string().contains("may or may not have happened"),
+        "{thread}"
     );
 }
