@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop: the ecosystem's own, unmodified clients against host-server --demo (each test file
 # starts its own server on a free 127.0.0.1 port): the MCP TypeScript SDK on /mcp and the
-# AI SDK's DefaultChatTransport + readUIMessageStream on /agent/ai-sdk, @ag-ui/client's
+# AI SDK's DefaultChatTransport + readUIMessageStream (Node) and useChat (Debian's headless
+# Chromium via playwright-core) on /agent/ai-sdk, @ag-ui/client's
 # HttpAgent on /agent/ag-ui. Node's test runner.
 #   SKIP_BUILD=1 reuses an existing target/debug/host-server.
 set -euo pipefail

@@ -49,4 +49,11 @@ for dir in host-wasm/tools www tests/e2e tests/interop; do
   fi
 done
 
+# 5. wrk, the load generator of scripts/bench.sh (never run by CI's tests).
+if ! command -v wrk >/dev/null; then
+  say "installing wrk"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
+fi
+
 say "ready"

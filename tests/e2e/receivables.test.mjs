@@ -1,7 +1,7 @@
 // The receivables screens against the real server and the real build (demo README §g).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, openApp, PENDING_ROWS, signInAs, startServer, waitForCount, waitForText } from "./harness.mjs";
+import { artifactPath, launchBrowser, openApp, PENDING_ROWS, signInAs, startServer, waitForCount, waitForText } from "./harness.mjs";
 
 let server;
 let browser;
@@ -210,4 +210,71 @@ test("every page loads its own text", async () => {
   } finally {
     await context.close();
   }
+});
+
+// The app's side of the MCP door: "Connect an MCP client" hands out a working bearer token,
+// and the approval deep link an MCP client receives opens the request's card in the app,
+// where a person approves it; the MCP client then runs it once with approvals_resume.
+/** One JSON-RPC request to /mcp as the MCP client would send it, with the pasted header. */
+async function mcp(request, authorization, method, params) {
+  const res = await request.fetch(`${base}/mcp`, {
+    method: "POST",
+    headers: { authorization, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    data: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    failOnStatusCode: true,
+  });
+  return (await res.json()).result;
+}
+
+describe("the MCP door", () => {
+  test("connect an MCP client, follow its approval link, approve in the app, resume over MCP", async () => {
+    const { context, page, errors } = await openApp(browser, base);
+    try {
+      await page.getByRole("button", { name: "Connect an MCP client" }).click();
+      const dialog = page.getByRole("dialog", { name: "Connect an MCP client" });
+      const header = dialog.getByRole("textbox", { name: "Authorization header" });
+      await header.waitFor();
+      assert.equal(await dialog.getByRole("textbox", { name: "MCP URL" }).inputValue(), `${base}/mcp`);
+      const authorization = await header.inputValue();
+      assert.match(authorization, /^Bearer \S+$/);
+      await page.screenshot({ path: artifactPath("mcp-connect.png") });
+      await dialog.getByRole("button", { name: "Close" }).click();
+
+      // A separate client, holding only the pasted header (no cookie).
+      const client = await (await import("playwright-core")).request.newContext();
+      try {
+        const drafts = await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } });
+        const draft = (await drafts.json()).data[0];
+        const gated = await mcp(client, authorization, "tools/call", { name: "issue-invoice", arguments: { id: draft.id } });
+        const { approvalId, approvalUrl } = gated.structuredContent;
+        assert.equal(approvalUrl, `${base}/approvals/${approvalId}`);
+
+        await page.goto(approvalUrl);
+        const card = page.getByRole("group", { name: "Approval request" });
+        await card.getByText("issue-invoice", { exact: true }).waitFor();
+        await card.getByText("an MCP client").waitFor();
+        assert.equal(await card.getByTestId("approval-status").textContent(), "pending");
+        await page.screenshot({ path: artifactPath("mcp-approval-card.png") });
+        await card.getByRole("button", { name: "Approve" }).click();
+        await waitForText(page, "The requesting MCP session can now run it.");
+
+        const resumed = await mcp(client, authorization, "tools/call", { name: "approvals_resume", arguments: { approvalId } });
+        assert.equal(resumed.structuredContent.status, "ok", JSON.stringify(resumed));
+        assert.equal(resumed.structuredContent.data.status, "sent");
+
+        await page.reload();
+        await card.getByText("Approved by Carla Controller.").waitFor();
+        assert.equal(await card.getByTestId("approval-status").textContent(), "consumed");
+      } finally {
+        await client.dispose();
+      }
+
+      // Someone else's (or an unknown) approval id shows nothing of it.
+      await page.goto(`${base}/approvals/apr_unknown`);
+      await waitForText(page, "No approval request of yours has this id.");
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
 });

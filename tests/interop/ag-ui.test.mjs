@@ -14,6 +14,7 @@ const HIGHLIGHT = {
 
 const SCRIPT = {
   turns: [
+    { when: { lastUserContains: "fail" }, text: ["Let me see."], errorAfterText: "The vendor fell over." },
     { when: { lastUserContains: "highlight", lacksResult: "highlight_row" },
       reasoning: "Summary first, then the row.", text: ["On it."],
       toolCalls: [{ name: "highlight_row", input: { row: 3 } }, { name: "domain_receivables-summary" }] },
@@ -107,4 +108,19 @@ test("refusals are typed errors before anything streams", async () => {
   const plain = await fetch(`${server.url}/agent/ag-ui`, { method: "POST", headers: { cookie: server.cookie, "content-type": "text/plain" }, body: "{}" });
   assert.equal(plain.status, 415);
   assert.equal((await plain.json()).error.code, "UNSUPPORTED_MEDIA_TYPE");
+});
+
+test("a failing model ends the run with RUN_ERROR and our code", async () => {
+  const a = agent();
+  a.addMessage({ id: "u1", role: "user", content: "please fail" });
+  const events = [];
+  await a.runAgent({}, { onEvent: ({ event }) => void events.push(event) }).catch(() => {});
+  const types = events.map((e) => e.type);
+  assert.equal(types[0], "RUN_STARTED");
+  assert.ok(types.includes("TEXT_MESSAGE_CONTENT"));
+  const last = events.at(-1);
+  assert.equal(last.type, "RUN_ERROR", types.join());
+  assert.equal(last.code, "MODEL_ERROR");
+  assert.equal(last.message, "The vendor fell over.");
+  assert.ok(!types.includes("RUN_FINISHED"));
 });

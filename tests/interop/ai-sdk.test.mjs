@@ -20,6 +20,7 @@ const HIGHLIGHT = {
 // client tool and one server tool together.
 const SCRIPT = {
   turns: [
+    { when: { lastUserContains: "fail" }, text: ["Let me see."], errorAfterText: "The vendor fell over." },
     { when: { lastUserContains: "ageing", lacksResult: "domain_collections-aging" },
       reasoning: "The ladder answers this.", text: ["Checking the ladder."], toolCalls: [{ name: "domain_collections-aging" }] },
     { when: { lastUserContains: "ageing" }, text: ["Most of it", " is not yet due."] },
@@ -42,7 +43,7 @@ async function turn(t, chatId, messages, { trigger = "submit-message", continued
   const stream = await t.sendMessages({ chatId, messages, trigger, messageId: undefined, abortSignal: undefined });
   const tapped = stream.pipeThrough(new TransformStream({ transform(chunk, c) { chunks.push(chunk); c.enqueue(chunk); } }));
   let message;
-  for await (const m of readUIMessageStream({ stream: tapped, message: continued, terminateOnError: true })) message = m;
+  for await (const m of readUIMessageStream({ stream: tapped, message: continued, onError: () => {} })) message = m;
   return { message, chunks };
 }
 
@@ -124,4 +125,13 @@ test("refusals are typed HTTP errors before anything streams", async () => {
   const plain = await fetch(`${server.url}/agent/ai-sdk`, { method: "POST", headers: { cookie: server.cookie, "content-type": "text/plain" }, body: "{}" });
   assert.equal(plain.status, 415);
   assert.equal((await plain.json()).error.code, "UNSUPPORTED_MEDIA_TYPE");
+});
+
+test("a failing model is an error chunk with our code, and the stream still finishes", async () => {
+  const { chunks } = await turn(transport(), `chat_e_${Date.now()}`, [user("u1", "please fail")]).catch((e) => ({ chunks: e.chunks, error: e }));
+  const error = chunks.find((c) => c.type === "error");
+  assert.ok(error, chunks.map((c) => c.type).join());
+  assert.equal(error.errorText, "MODEL_ERROR: The vendor fell over.");
+  assert.equal(chunks.at(-1).type, "finish");
+  assert.equal(chunks.at(-1).finishReason, "error");
 });

@@ -37,11 +37,11 @@ export function startServer(extraArgs = []) {
 
 /** A server whose model plays `script` (`--model scripted:<file>`), and a controller's cookie;
  *  `stop` also removes the script. */
-export async function startScripted(script) {
+export async function startScripted(script, extraArgs = []) {
   const dir = mkdtempSync(join(tmpdir(), "dpas-interop-"));
   const file = join(dir, "script.json");
   writeFileSync(file, JSON.stringify(script));
-  const server = await startServer(["--model", `scripted:${file}`]);
+  const server = await startServer(["--model", `scripted:${file}`, ...extraArgs]);
   const cookie = await signIn(server.url, "controller");
   const stop = async () => {
     await server.stop();

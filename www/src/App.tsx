@@ -5,8 +5,10 @@ import type { Surface } from "@dpas/host";
 import { getSession, rpc, RpcError, signIn, type Role, type Session } from "./api";
 import { Dock } from "./assistant/Dock";
 import { loadHost } from "./host";
+import { McpConnect } from "./McpConnect";
 import { KNOWN_ROUTES, ROUTE_LABELS, titleFor } from "./routes";
 import { AllInvoices } from "./screens/AllInvoices";
+import { ApprovalPage } from "./screens/ApprovalPage";
 import { Architecture } from "./screens/Architecture";
 import { Clients } from "./screens/Clients";
 import { PendingInvoices } from "./screens/PendingInvoices";
@@ -121,6 +123,7 @@ function Shell({ session, surface }: { session: Session; surface: Surface }) {
               <option value="analyst">Analyst</option>
             </select>
           </label>
+          <McpConnect />
           {!dockOpen && (
             <button type="button" className="primary" onClick={() => toggleDock(true)}>
               Open copilot
@@ -134,6 +137,7 @@ function Shell({ session, surface }: { session: Session; surface: Surface }) {
           <Route path="/receivables/all" element={<AllInvoices />} />
           <Route path="/receivables/clients" element={<Clients />} />
           <Route path="/architecture" element={<Architecture />} />
+          <Route path="/approvals/:id" element={<ApprovalPage />} />
           <Route path="*" element={<Navigate to="/receivables/pending" replace />} />
         </Routes>
       </main>

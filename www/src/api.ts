@@ -104,10 +104,11 @@ export interface ApprovalDecision {
   resolution: { status: string; output?: unknown; error?: { message?: unknown } };
 }
 
+/** `threadId`: the thread the receipt is appended to, when the decision is made in one. */
 export async function decideApproval(
   approvalId: string,
   approved: boolean,
-  threadId: string,
+  threadId?: string,
 ): Promise<ApprovalDecision> {
   const response = await fetch(`/api/approvals/${encodeURIComponent(approvalId)}`, {
     method: "POST",
@@ -121,4 +122,40 @@ export async function decideApproval(
     throw new RpcError(response.status, error);
   }
   return body;
+}
+
+/** An approval card (GET /api/approvals/:id): the caller's own request at any status. */
+export interface ApprovalCardData {
+  id: string;
+  capabilityId: string;
+  status: string;
+  surface: string;
+  reasons: string[];
+  risk: string;
+  input: unknown;
+  requestedAt: string;
+  expiresAt: string;
+  decision?: { status: string; approver: string; decidedAt: string };
+}
+
+/** The card, or null when it is unknown or another user's (both are 404). */
+export async function getApproval(approvalId: string): Promise<ApprovalCardData | null> {
+  const response = await fetch(`/api/approvals/${encodeURIComponent(approvalId)}`, { credentials: "same-origin" });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`GET /api/approvals/${approvalId}: HTTP ${response.status}`);
+  return (await response.json()) as ApprovalCardData;
+}
+
+export interface McpToken {
+  token: string;
+  tokenType: "Bearer";
+  expiresAt: string;
+  mcpUrl: string;
+}
+
+/** A bearer token for an MCP client, for the signed-in user (POST /api/session/token). */
+export async function mcpToken(): Promise<McpToken> {
+  const response = await fetch("/api/session/token", { method: "POST", credentials: "same-origin" });
+  if (!response.ok) throw new Error(`POST /api/session/token: HTTP ${response.status}`);
+  return (await response.json()) as McpToken;
 }

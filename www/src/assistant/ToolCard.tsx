@@ -123,16 +123,23 @@ function ApprovalCard({
           {record.data?.decision?.approver ? ` by ${record.data.decision.approver}` : ""}.
         </p>
       ) : (
-        <div className="dialog-actions">
-          <button type="button" disabled={busy} onClick={() => void decide(false)}>
-            Deny
-          </button>
-          <button type="button" className="primary" disabled={busy} onClick={() => void decide(true)}>
-            Approve
-          </button>
-        </div>
+        <DecisionButtons busy={busy} decide={decide} />
       )}
       {error && <p role="alert">{error}</p>}
+    </div>
+  );
+}
+
+/** Deny and Approve for a pending approval (the dock's card and the `/approvals/:id` page). */
+export function DecisionButtons({ busy, decide }: { busy: boolean; decide: (approved: boolean) => Promise<void> }) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" disabled={busy} onClick={() => void decide(false)}>
+        Deny
+      </button>
+      <button type="button" className="primary" disabled={busy} onClick={() => void decide(true)}>
+        Approve
+      </button>
     </div>
   );
 }

@@ -1,0 +1,85 @@
+// Reads the figures scripts/bench.sh left in $WORK, prints one table, and writes them all as
+// JSON to $OUT.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const work = process.env.WORK;
+const withPeer = process.env.WITH_PEER === "1";
+const read = (name) => {
+  const file = path.join(work, name);
+  if (!existsSync(file)) return null;
+  const text = readFileSync(file, "utf8").trim();
+  return name.endsWith(".json") ? JSON.parse(text) : Number(text);
+};
+const side = (label) => {
+  const loads = {};
+  for (const mode of ["same", "fresh"]) {
+    for (const conns of [1, 8, 64]) loads[`${mode}-${conns}`] = read(`${label}-${mode}-${conns}.json`);
+  }
+  return {
+    health: read(`${label}-health.json`),
+    loads,
+    peakRssMb: (read(`${label}-peak-kb`) ?? 0) / 1024,
+  };
+};
+const ours = side("ours");
+const peer = withPeer ? side("peer") : null;
+const first = read("ours-decay-first.json");
+const last = read("ours-decay-last.json");
+const fill = read("ours-decay-fill.json");
+const decay = first && last
+  ? {
+      steps: first.requests + (fill?.requests ?? 0) + last.requests,
+      firstSecondRps: first.rps,
+      lastSecondRps: last.rps,
+      ratio: last.rps / first.rps,
+      rssStartMb: read("ours-decay-rss-start") / 1024,
+      rssEndMb: read("ours-decay-rss-end") / 1024,
+    }
+  : null;
+
+const cpu = os.cpus();
+const machine = `${cpu.length} × ${cpu[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}`;
+const result = {
+  date: new Date().toISOString(),
+  machine,
+  secondsPerLoad: Number(process.env.SECONDS_PER_LOAD),
+  workload: "bench/carla-step0.request.json (the reference browser's Carla step 0), scripted model, sqlite::memory:",
+  ours,
+  peer,
+  decay,
+};
+writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
+
+const f1 = (n) => (n == null ? "—" : n.toFixed(1));
+const f0 = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
+const errors = (l) => (l && (l.non2xx || l.socket_errors) ? ` (${l.non2xx + l.socket_errors} errors)` : "");
+const rows = [["load", "host-server steps/s", "p50 ms", "p99 ms", ...(peer ? ["peer steps/s", "p50 ms", "p99 ms", "ratio"] : [])]];
+for (const mode of ["same", "fresh"]) {
+  for (const conns of [1, 8, 64]) {
+    const o = ours.loads[`${mode}-${conns}`];
+    const p = peer?.loads[`${mode}-${conns}`];
+    rows.push([
+      `${mode} conversation, ${conns} conn`,
+      f0(o?.rps) + errors(o), f1(o?.p50_ms), f1(o?.p99_ms),
+      ...(peer ? [f0(p?.rps) + errors(p), f1(p?.p50_ms), f1(p?.p99_ms), o && p ? `${(o.rps / p.rps).toFixed(1)}×` : "—"] : []),
+    ]);
+  }
+}
+rows.push(["GET /api/health, 8 conn", f0(ours.health?.rps), f1(ours.health?.p50_ms), f1(ours.health?.p99_ms),
+  ...(peer ? [f0(peer.health?.rps), f1(peer.health?.p50_ms), f1(peer.health?.p99_ms), "—"] : [])]);
+rows.push(["peak RSS (MB)", f1(ours.peakRssMb), "", "", ...(peer ? [f1(peer.peakRssMb), "", "", ""] : [])]);
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+console.log(`\n${machine}; ${result.secondsPerLoad} s per load\n`);
+console.log(line(rows[0]));
+console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+for (const r of rows.slice(1)) console.log(line(r));
+if (decay) {
+  console.log(
+    `\nhost-server, ${f0(decay.steps)} steps into one conversation at 8 conn: first second ${f0(decay.firstSecondRps)} steps/s, ` +
+      `last second ${f0(decay.lastSecondRps)} steps/s (${decay.ratio.toFixed(2)}×); RSS ${f1(decay.rssStartMb)} → ${f1(decay.rssEndMb)} MB`,
+  );
+}
+console.log(`\nfigures: ${process.env.OUT}`);

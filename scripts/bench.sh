@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The step benchmark: host-server (release, `--profile server`, in-memory SQLite, scripted model)
+# and its peer (bench/peers/node: the same step on the Vercel AI SDK) under the same wrk load,
+# posting the reference browser's Carla step 0 (bench/carla-step0.request.json). Prints one
+# table and writes the figures to target/bench/bench.json. Never run by CI: figures are
+# printed, not asserted.
+#
+#   scripts/bench.sh              # 5 s per load; about 2 minutes once built
+#   BENCH_SECONDS=10 scripts/bench.sh
+#   BENCH_PEER=0 scripts/bench.sh # host-server only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+# shellcheck source=scripts/lib/serve.sh
+. scripts/lib/serve.sh
+
+seconds=${BENCH_SECONDS:-5}
+decay_steps=${BENCH_DECAY_STEPS:-10000}
+with_peer=${BENCH_PEER:-1}
+body="$root/bench/carla-step0.request.json"
+lua="$root/bench/wrk/step.lua"
+out_dir="$root/target/bench"
+mkdir -p "$out_dir"
+work=$(mktemp -d)
+
+if ! command -v wrk >/dev/null; then
+  echo "wrk is missing: run scripts/setup.sh (or apt-get install wrk)" >&2
+  exit 1
+fi
+
+echo "building host-server (--profile server)…" >&2
+cargo build -q --profile server -p host-server
+if [ "$with_peer" = 1 ] && [ ! -d bench/peers/node/node_modules ]; then
+  (cd bench/peers/node && npm ci --no-audit --no-fund >&2)
+fi
+
+# sign_in URL → the session cookie (name=value) of the demo controller.
+sign_in() {
+  curl -fsS -D - -o /dev/null -H 'content-type: application/json' \
+    -d '{"role":"controller"}' "$1/api/session" |
+    tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n1
+}
+
+# rss_kb PID FIELD → VmHWM (peak) or VmRSS (now) of the process, in kB.
+rss_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
+
+# load NAME CONNECTIONS MODE [wrk args…] → writes $work/NAME.json
+load() {
+  local name=$1 conns=$2 mode=$3
+  shift 3
+  local threads=$((conns < 2 ? conns : 2))
+  BENCH_BODY="$body" BENCH_MODE="$mode" BENCH_COOKIE="$cookie" BENCH_OUT="$work/$name.json" \
+    wrk -t"$threads" -c"$conns" -s "$lua" "$@" "$url/agent/chat" >"$work/$name.txt"
+}
+
+# measure LABEL: runs every load against $url and records the figures under LABEL.
+measure() {
+  local label=$1
+  cookie=$(sign_in "$url")
+  # One warm-up second, then the peak is measured from here.
+  load "$label-warm" 8 fresh -d1s
+  echo 5 >"/proc/$serve_pid/clear_refs"
+  BENCH_OUT="$work/$label-health.json" wrk -t2 -c8 -d"${seconds}s" -s "$root/bench/wrk/health.lua" \
+    "$url/api/health" >/dev/null
+  for conns in 1 8 64; do
+    for mode in same fresh; do
+      echo "  $label: $mode conversation, $conns connection(s)…" >&2
+      load "$label-$mode-$conns" "$conns" "$mode" -d"${seconds}s"
+    done
+  done
+  rss_kb "$serve_pid" VmHWM >"$work/$label-peak-kb"
+}
+
+# decay LABEL: one fresh conversation: its first second, BENCH_DECAY_STEPS steps into it, then
+# its last second, with the resident memory at both ends.
+decay() {
+  local label=$1 conv="cnv_decay_$RANDOM"
+  echo "  $label: $decay_steps steps into one conversation…" >&2
+  rss_kb "$serve_pid" VmRSS >"$work/$label-decay-rss-start"
+  BENCH_CONVERSATION=$conv load "$label-decay-first" 8 same -d1s
+  # wrk runs for a duration, not a count: fill for as long as the first second's rate needs.
+  local first fill
+  first=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$work/$label-decay-first.json")
+  fill=$(((decay_steps - first + first - 1) / (first > 0 ? first : 1)))
+  if [ "$fill" -gt 0 ]; then
+    BENCH_CONVERSATION=$conv load "$label-decay-fill" 8 same -d"${fill}s"
+  fi
+  BENCH_CONVERSATION=$conv load "$label-decay-last" 8 same -d1s
+  rss_kb "$serve_pid" VmRSS >"$work/$label-decay-rss-end"
+}
+
+echo "host-server…" >&2
+serve "$root/target/server/host-server" --demo --model scripted --database sqlite::memory: \
+  --listen 127.0.0.1:0
+measure ours
+decay ours
+kill "$serve_pid"
+wait "$serve_pid" 2>/dev/null || true
+
+if [ "$with_peer" = 1 ]; then
+  echo "peer (Node, Vercel AI SDK)…" >&2
+  serve node "$root/bench/peers/node/server.mjs" 0
+  measure peer
+  kill "$serve_pid"
+  wait "$serve_pid" 2>/dev/null || true
+fi
+
+WORK="$work" SECONDS_PER_LOAD="$seconds" DECAY_STEPS="$decay_steps" WITH_PEER="$with_peer" \
+  OUT="$out_dir/bench.json" node "$root/bench/report.mjs"
+rm -rf "$work"
