@@ -3,6 +3,7 @@ import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { decideApproval, type ApprovalDecision } from "../api";
 import type { ToolArtifact } from "./messages";
+import { formatEur } from "../format";
 
 /** What tool cards need from the dock. */
 export const DockContext = createContext<{ conversationId: string; afterDecision: () => void }>({
@@ -64,6 +65,9 @@ export function ToolCard(props: ToolCallMessagePartProps) {
 interface ApprovalRecordView {
   status: string;
   decision?: { status: string; approver: string };
+  /** What the approval acts on, as it was when requested (the server refuses if it changed). */
+  target?: { reference?: string; client?: string; amount?: number; status?: string; dueDate?: string } | null;
+  message?: string;
 }
 
 function ApprovalCard({
@@ -112,6 +116,14 @@ function ApprovalCard({
       <p>
         <strong>Approval required.</strong> {approval.message ?? `The assistant asked to run ${canonicalId}.`}
       </p>
+      {record.data?.target && (
+        <p className="approval-target" data-testid="approval-target">
+          {record.data.target.reference} · {record.data.target.client} ·{" "}
+          {typeof record.data.target.amount === "number" ? formatEur(record.data.target.amount) : "?"} ·{" "}
+          {record.data.target.status}
+          {record.data.target.dueDate ? ` · due ${record.data.target.dueDate}` : ""}
+        </p>
+      )}
       <pre className="json">{JSON.stringify(input ?? {}, null, 2)}</pre>
       {receipt ? (
         <p className={receipt.ok ? "receipt ok" : "receipt failed"} role="status">
@@ -121,6 +133,7 @@ function ApprovalCard({
         <p className="receipt" role="status">
           {record.data?.decision?.status === "approved" ? "Approved" : record.data?.status === "rejected" ? "Denied" : `Status: ${record.data?.status}`}
           {record.data?.decision?.approver ? ` by ${record.data.decision.approver}` : ""}.
+          {record.data?.message ? ` ${record.data.message}` : ""}
         </p>
       ) : (
         <DecisionButtons busy={busy} decide={decide} />
