@@ -20,6 +20,9 @@ cargo build -p dpas-protocol --target wasm32-unknown-unknown
 step "tests"
 cargo test --workspace
 
+step "fuzz: a bounded run of the stable-Rust fuzz targets (scripts/fuzz.sh for long runs)"
+FUZZ_CASES=4000 FUZZ_PROFILE=dev bash scripts/fuzz.sh
+
 # ---- host-wasm: the wasm build and the browser (owned by host-wasm) --------------------------
 step "host-wasm: clippy for wasm32 (warnings are errors)"
 cargo clippy -p host-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings

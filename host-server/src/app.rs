@@ -48,6 +48,8 @@ pub enum StartupError {
     Seed(sqlx::Error),
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    #[error("recovering approvals: {0}")]
+    Approvals(crate::runtime::CapabilityError),
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
@@ -143,6 +145,16 @@ impl AppBuilder {
             builder = r(builder, &pool);
         }
         let runtime = builder.build()?;
+        // Nothing runs yet: any approved action whose run began and never finished is from a
+        // process that died; mark it, and drop what is past retention.
+        let interrupted = runtime
+            .recover_approvals()
+            .await
+            .map_err(StartupError::Approvals)?;
+        runtime
+            .purge_approvals(self.config.approval_retention)
+            .await
+            .map_err(StartupError::Approvals)?;
         let sessions = match &self.config.session_secret {
             SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
             SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
@@ -152,12 +164,25 @@ impl AppBuilder {
             .await
             .map_err(StartupError::Seed)?;
         let caps = ThreadCaps::from_limits(self.config.body_limit);
+        let threads: Arc<dyn ThreadStore> = Arc::new(SqliteThreadStore::new(pool.clone(), caps));
+        // Each interrupted run gets its receipt in the conversation it was approved in.
+        for record in &interrupted {
+            let thread = record
+                .decision
+                .as_ref()
+                .and_then(|d| d.thread_id.as_deref());
+            let text = format!(
+                "The server stopped while {} was running after your approval, so it may or may not have happened. Check before asking again.",
+                crate::http::receipt_subject(record)
+            );
+            crate::http::store_receipt(threads.as_ref(), &record.actor.id, thread, &text).await;
+        }
         Ok(AppState {
             steps: StepGate::new(self.config.max_concurrent_steps),
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),
             runtime: Arc::new(runtime),
-            threads: Arc::new(SqliteThreadStore::new(pool.clone(), caps)),
+            threads,
             sessions,
             ledger,
             pool,

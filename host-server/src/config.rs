@@ -16,7 +16,9 @@ pub const DEFAULT_MAX_CONCURRENT_STEPS: usize = 4;
 /// Default session lifetime, in seconds (12 h).
 pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 /// Default sign-in attempts per client address per minute.
-pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 20;
+pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
+/// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
+pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
@@ -138,6 +140,9 @@ pub struct Cli {
     /// Mark session cookies `Secure` (HTTPS only). Default: on unless listening on loopback.
     #[arg(long, env = "DPAS_SECURE_COOKIES", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub secure_cookies: Option<bool>,
+    /// Seconds approvals are kept after they expire (decided or not); purged at start and hourly.
+    #[arg(long, env = "DPAS_APPROVAL_RETENTION", default_value_t = DEFAULT_APPROVAL_RETENTION_SECS)]
+    pub approval_retention: u64,
     /// An origin (`scheme://host[:port]`) other than the server's own whose browser requests
     /// may write; repeatable (the env var takes a comma-separated list).
     #[arg(
@@ -211,6 +216,8 @@ pub struct ServerConfig {
     pub session_ttl: Duration,
     /// Session cookies carry `Secure`.
     pub secure_cookies: bool,
+    /// How long approvals are kept after they expire.
+    pub approval_retention: Duration,
     /// Deadline for a request's head, and separately for its body.
     pub request_timeout: Duration,
     pub max_concurrent_steps: usize,
@@ -280,6 +287,7 @@ impl ServerConfig {
             body_limit: cli.body_limit,
             session_ttl: Duration::from_secs(cli.session_ttl),
             secure_cookies: cli.secure_cookies.unwrap_or(!cli.listen.ip().is_loopback()),
+            approval_retention: Duration::from_secs(cli.approval_retention),
             request_timeout: Duration::from_secs(cli.request_timeout),
             max_concurrent_steps: cli.max_concurrent_steps,
             sign_in_per_minute: cli.sign_in_per_minute,
@@ -306,6 +314,7 @@ impl ServerConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),
             secure_cookies: false,
+            approval_retention: Duration::from_secs(DEFAULT_APPROVAL_RETENTION_SECS),
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             max_concurrent_steps: DEFAULT_MAX_CONCURRENT_STEPS,
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,

@@ -39,6 +39,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "revoked sessions",
         include_str!("../migrations/0005_revoked_sessions.sql"),
     ),
+    (
+        6,
+        "approval status",
+        include_str!("../migrations/0006_approval_status.sql"),
+    ),
 ];
 
 #[derive(Debug)]

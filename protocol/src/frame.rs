@@ -198,7 +198,12 @@ mod decode {
 
     fn part(value: Value) -> Result<ContentPart, Refused> {
         // ContentPart's own (map-based) decoding: unknown or odd parts are kept verbatim.
-        serde_json::from_value(value).map_err(|_| Refused("a content part is not an object"))
+        // Called directly, not through `from_value`: that would rebuild the Value through
+        // serde and link serde_json's typed-error machinery into the browser build.
+        match value {
+            Value::Object(map) => Ok(ContentPart::from_map(map)),
+            _ => Err(Refused("a content part is not an object")),
+        }
     }
 
     /// A model message, as its derive (with the untagged `content`) decodes it.

@@ -145,7 +145,7 @@ impl ContentPart {
         }
     }
 
-    fn from_map(mut map: Map<String, Value>) -> Self {
+    pub(crate) fn from_map(mut map: Map<String, Value>) -> Self {
         // A known part is typed only when every field it needs has the right type;
         // otherwise it stays `Other` so nothing is lost or reshaped.
         let kind = map.get("type").and_then(Value::as_str).unwrap_or("");

@@ -206,8 +206,9 @@ where
     // The distinct keys, sorted, so the result cannot depend on input order and each entry
     // finds its key by binary search (sorted vectors, no hash maps: this runs in the wasm
     // package, where every map type costs bytes).
-    let mut keys: Vec<WireKey<'_>> = entries.to_vec();
-    keys.sort_unstable();
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
+    let mut keys: Vec<WireKey<'_>> = order.into_iter().map(|i| entries[i]).collect();
     keys.dedup();
     let mut levels = vec![0u8; keys.len()];
     let mut names: Vec<String> = keys.iter().map(|k| encode(k, 0)).collect();
@@ -228,7 +229,10 @@ where
         }
         if !bumped {
             for mut group in groups {
-                group.sort_by_cached_key(|&i| keys[i].sort_key());
+                // Stable by the sort key: the group lists its indexes in ascending order.
+                sort_indices(&mut group, &mut |a, b| {
+                    keys[a].sort_key().cmp(&keys[b].sort_key()).then(a.cmp(&b))
+                });
                 for (rank, i) in group.into_iter().enumerate() {
                     let suffix = format!("{SHORTENED_MARKER}{rank}");
                     let base = utf16_prefix(&names[i], MAX_WIRE_NAME_LEN - suffix.len()).to_owned();
@@ -249,10 +253,19 @@ where
         .collect()
 }
 
+/// Sorts indexes with a comparator behind `dyn`: every sort here is this one instantiation of
+/// the standard library's sort, not one per element type and closure (the wasm package pays
+/// for each copy).
+fn sort_indices(indexes: &mut [usize], cmp: &mut dyn FnMut(usize, usize) -> std::cmp::Ordering) {
+    indexes.sort_unstable_by(|&a, &b| cmp(a, b));
+}
+
 /// Indexes of keys sharing a name, one group per shared name (groups of two or more).
 fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]).then(a.cmp(&b)));
+    sort_indices(&mut order, &mut |a, b| {
+        names[a].cmp(&names[b]).then(a.cmp(&b))
+    });
     let mut groups = Vec::new();
     let mut start = 0;
     while start < order.len() {

@@ -275,6 +275,8 @@ describe("rules-scripted model", () => {
       const approval = page.getByRole("group", { name: "Approval required" });
       await approval.waitFor();
       await card(page, "domain:issue-invoice").waitFor();
+      // The card shows what will be acted on, as the server bound it.
+      await approval.getByTestId("approval-target").getByText("AUR-0141 · Aurora Labs · €12,750 · draft", { exact: false }).waitFor();
       // Nothing is written before the decision.
       const before = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(before.data.some((r) => r.reference === "AUR-0141"));

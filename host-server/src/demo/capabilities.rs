@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::ledger::{
     AgingBucket, ClientPosition, CollectionStatus, Invoice, InvoiceKind, Ledger, Patch, Summary,
 };
-use crate::runtime::{Capability, RegistryError, Risk, SideEffect, Surface};
+use crate::runtime::{Capability, HandlerError, RegistryError, Risk, SideEffect, Surface};
 
 /// Rows a model surface receives from `list-invoices` before the output is cut short.
 pub const MODEL_ROW_CAP: usize = 50;
@@ -197,6 +197,25 @@ fn cap_rows_for_model(v: Value) -> Value {
 const EVERYWHERE: &[Surface] = &[Surface::AiSdk, Surface::Mcp, Surface::Direct, Surface::Test];
 
 /// The ten capabilities in registry order.
+/// Reads the invoice an `{"id": …}` input names, for approvals to bind.
+fn invoice_target(
+    ledger: &Ledger,
+) -> impl Fn(Value) -> futures_util::future::BoxFuture<'static, Result<Value, HandlerError>>
+       + Send
+       + Sync
+       + 'static {
+    let ledger = ledger.clone();
+    move |input: Value| {
+        let ledger = ledger.clone();
+        Box::pin(async move {
+            match input.get("id").and_then(Value::as_i64) {
+                Some(id) => ledger.invoice_snapshot(id).await,
+                None => Ok(Value::Null),
+            }
+        })
+    }
+}
+
 pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
     let l = ledger.clone();
     let list_invoices = Capability::builder("list-invoices")
@@ -246,6 +265,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .risk(Risk::High)
         .tags(["invoices"])
         .expose(EVERYWHERE)
+        .target_state(invoice_target(ledger))
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {
@@ -260,6 +280,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .risk(Risk::High)
         .tags(["invoices"])
         .expose(EVERYWHERE)
+        .target_state(invoice_target(ledger))
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {

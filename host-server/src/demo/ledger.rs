@@ -360,6 +360,27 @@ impl Ledger {
         }
     }
 
+    /// What an approval of an action on invoice `id` binds and shows: reference, client,
+    /// amount, status and due date; `null` when there is no such invoice.
+    pub async fn invoice_snapshot(&self, id: i64) -> Result<serde_json::Value, HandlerError> {
+        let invoice = match self.invoice(id).await {
+            Ok(i) => i,
+            Err(HandlerError::Rejected(_)) => return Ok(serde_json::Value::Null),
+            Err(e) => return Err(e),
+        };
+        let client = self
+            .client(invoice.client_id)
+            .await?
+            .map_or_else(|| "Unknown client".to_owned(), |c| c.name);
+        Ok(serde_json::json!({
+            "reference": invoice.reference,
+            "client": client,
+            "amount": invoice.amount,
+            "status": invoice.status,
+            "dueDate": invoice.due_date,
+        }))
+    }
+
     /// Every invoice as a row, due date descending, ties in storage (id) order.
     pub async fn rows(&self) -> Result<Vec<InvoiceRow>, HandlerError> {
         let today = self.today();

@@ -134,6 +134,17 @@ where
 {
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
+    let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
+    actix_web::rt::spawn(async move {
+        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+        hourly.tick().await;
+        loop {
+            hourly.tick().await;
+            if let Err(e) = runtime.purge_approvals(retention).await {
+                tracing::warn!(error = %e, "approval purge failed");
+            }
+        }
+    });
     Ok(
         HttpServer::new(move || app_with(state.clone(), extra.clone()))
             .workers(workers.max(1))
@@ -299,6 +310,20 @@ fn card(r: &ApprovalRecord) -> Value {
         "requestedAt": rfc3339(r.requested_at),
         "expiresAt": rfc3339(r.expires_at),
     });
+    if let Some(target) = &r.target {
+        v["target"] = target.clone();
+    }
+    if let Some(outcome) = &r.outcome {
+        v["outcome"] = json!(outcome);
+    }
+    if let Some(message) = match r.status {
+        ApprovalStatus::Stale | ApprovalStatus::Interrupted | ApprovalStatus::Cancelled => {
+            Some(approval_status_error(r.status).message)
+        }
+        _ => None,
+    } {
+        v["message"] = json!(message);
+    }
     if let Some(d) = &r.decision {
         let approver = if d.approver.display_name.is_empty() {
             &d.approver.id
@@ -336,14 +361,10 @@ async fn list_approvals(
 ) -> Result<HttpResponse, ApiError> {
     let records = state
         .runtime
-        .approvals_of(&actor.id)
+        .pending_approvals_of(&actor.id)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let cards: Vec<Value> = records
-        .iter()
-        .filter(|r| r.status == ApprovalStatus::Pending)
-        .map(card)
-        .collect();
+    let cards: Vec<Value> = records.iter().map(card).collect();
     Ok(HttpResponse::Ok().json(cards))
 }
 
@@ -364,7 +385,7 @@ struct DecisionBody {
 }
 
 /// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
-fn receipt_subject(r: &ApprovalRecord) -> String {
+pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
     let mut parts = Vec::new();
     if let Some(id) = r
         .input
@@ -384,6 +405,44 @@ fn receipt_subject(r: &ApprovalRecord) -> String {
     }
 }
 
+/// A refused decision: the code says what happened to the record (409), server faults 500.
+fn decision_error(e: &crate::runtime::CapabilityError) -> ApiError {
+    match e.public_code() {
+        CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
+        code => ApiError::Conflict {
+            code: code.as_str(),
+            message: if e.code.exposed() {
+                e.message.clone()
+            } else {
+                code.default_message().to_owned()
+            },
+        },
+    }
+}
+
+fn approval_status_error(status: ApprovalStatus) -> crate::runtime::CapabilityError {
+    crate::runtime::approval::status_error(status)
+}
+
+/// Appends the receipt to the caller's thread, when the decision named one.
+pub(crate) async fn store_receipt(
+    threads: &dyn crate::threads::ThreadStore,
+    owner: &str,
+    thread_id: Option<&str>,
+    text: &str,
+) {
+    let Some(thread_id) = thread_id else { return };
+    let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.to_owned()));
+    let append = ThreadAppend {
+        messages: vec![&receipt],
+        ..ThreadAppend::default()
+    };
+    // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
+    if let Err(e) = threads.append(owner, thread_id, append).await {
+        tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
+    }
+}
+
 async fn decide_approval(
     actor: Actor,
     req: HttpRequest,
@@ -395,22 +454,28 @@ async fn decide_approval(
     let bytes = read_limited(&req, payload, state.config.body_limit).await?;
     let body: DecisionBody = serde_json::from_slice(&bytes)
         .map_err(|_| ApiError::BadRequest("Invalid decision body.".to_owned()))?;
-    let decided = state
+    let correlation = Correlation {
+        conversation_id: body.thread_id.clone(),
+        ..Correlation::default()
+    };
+    let what = receipt_subject(&record);
+    let thread = body.thread_id.as_deref();
+    let (decided, ran) = match state
         .runtime
-        .decide(&record.id, &actor, body.approved)
+        .decide_and_run(&record.id, &actor, body.approved, correlation)
         .await
-        .map_err(|e| match e.public_code() {
-            CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
-            code => ApiError::Conflict {
-                code: code.as_str(),
-                message: if e.code.exposed() {
-                    e.message.clone()
-                } else {
-                    code.default_message().to_owned()
-                },
-            },
-        })?;
-    let what = receipt_subject(&decided);
+    {
+        Ok(done) => done,
+        Err(e) => {
+            if e.code == CapabilityErrorCode::ApprovalStale {
+                let text = format!(
+                    "You approved {what}, but it changed since it was requested, so nothing was done. Ask again."
+                );
+                store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
+            }
+            return Err(decision_error(&e));
+        }
+    };
     let (text, ok, resolution) = if !body.approved {
         (
             format!("You denied {what}. Nothing was changed."),
@@ -424,15 +489,7 @@ async fn decide_approval(
             json!({"status": "approved"}),
         )
     } else {
-        let correlation = Correlation {
-            conversation_id: body.thread_id.clone(),
-            ..Correlation::default()
-        };
-        match state
-            .runtime
-            .resume(&decided.id, &decided.actor, decided.surface, correlation)
-            .await
-        {
+        match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(decided.status))) {
             Envelope::Ok { data } => (
                 format!("You approved {what}, and it completed."),
                 true,
@@ -452,6 +509,11 @@ async fn decide_approval(
                         false,
                         json!({"status": "cancelled", "error": {"message": message}}),
                     ),
+                    CapabilityErrorCode::ApprovalStale => (
+                        format!("You approved {what}, but it changed since it was requested, so nothing was done. Ask again."),
+                        false,
+                        json!({"status": "stale", "error": {"message": message}}),
+                    ),
                     CapabilityErrorCode::ApprovalPending => (
                         format!("You approved {what}. It is running."),
                         true,
@@ -469,17 +531,7 @@ async fn decide_approval(
             }
         }
     };
-    if let Some(thread_id) = &body.thread_id {
-        let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.clone()));
-        let append = ThreadAppend {
-            messages: vec![&receipt],
-            ..ThreadAppend::default()
-        };
-        // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-        if let Err(e) = state.threads.append(&actor.id, thread_id, append).await {
-            tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
-        }
-    }
+    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
     Ok(HttpResponse::Ok()
         .json(json!({"receipt": {"text": text, "ok": ok}, "resolution": resolution})))
 }
@@ -544,6 +596,19 @@ async fn demo_reset(state: web::Data<AppState>, actor: Actor) -> Result<HttpResp
         (Some(l), true) => l,
         _ => return Err(ApiError::NotFound),
     };
+    // Wiping the ledger is a controller's act; the read-only analyst may not.
+    if actor.role != crate::demo::CONTROLLER.role {
+        return Err(ApiError::Host(dpas_protocol::HostError::of(
+            dpas_protocol::HostErrorCode::Forbidden,
+        )));
+    }
+    // Pending approvals name rows the reset re-creates: none may act on the new ones.
+    let cancelled = state
+        .runtime
+        .cancel_pending_approvals()
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    tracing::info!(cancelled, "pending approvals cancelled by the demo reset");
     ledger
         .seed(ledger.today())
         .await

@@ -1,5 +1,7 @@
-//! Approval records: bound to actor, surface, capability and the SHA-256 of the canonical
-//! input; decided once, consumed once, with expiry.
+//! Approval records: bound to actor, surface, capability, the SHA-256 of the canonical input
+//! and, when the capability can read it, a snapshot of its target as the human saw it; decided
+//! once, consumed once, with expiry. An execution that started is finished with its outcome;
+//! one that never finished (the process died) is found at start and marked interrupted.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,6 +24,10 @@ pub enum ApprovalStatus {
     Expired,
     Cancelled,
     Consumed,
+    /// The target changed between request and decision or execution; nothing ran.
+    Stale,
+    /// Execution started and the process stopped before it finished.
+    Interrupted,
 }
 
 impl ApprovalStatus {
@@ -33,6 +39,8 @@ impl ApprovalStatus {
             Self::Expired => "expired",
             Self::Cancelled => "cancelled",
             Self::Consumed => "consumed",
+            Self::Stale => "stale",
+            Self::Interrupted => "interrupted",
         }
     }
 }
@@ -44,6 +52,10 @@ pub struct ApprovalDecision {
     pub approver: Actor,
     #[serde(with = "time::serde::rfc3339")]
     pub decided_at: OffsetDateTime,
+    /// The conversation the decision was made in, where a later receipt (say, of a run the
+    /// process's death interrupted) belongs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +82,15 @@ pub struct ApprovalRecord {
     pub decision: Option<ApprovalDecision>,
     /// The execution that consumed the approval.
     pub consumed_by: Option<String>,
+    /// The target's state when the approval was requested (what the card shows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Value>,
+    /// SHA-256 of the canonical JSON of `target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_hash: Option<String>,
+    /// How the execution that consumed it ended (`completed`, `failed`); `None` while running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// Canonical JSON: object keys sorted, no insignificant whitespace. `serde_json` numbers are
@@ -147,6 +168,41 @@ pub trait ApprovalStore: Send + Sync {
         execution_id: &'a str,
         now: OffsetDateTime,
     ) -> StoreFuture<'a, ApprovalRecord>;
+    /// Decides a pending record and, when approved, consumes it for `execution_id`, in one
+    /// atomic step: there is no moment where it is approved but not yet claimed by a run.
+    fn decide_and_consume<'a>(
+        &'a self,
+        id: &'a str,
+        decision: ApprovalDecision,
+        execution_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord>;
+    /// Moves a record in one of `from` to `to` (e.g. pending → stale); fails with the status
+    /// error of its current status otherwise.
+    fn transition<'a>(
+        &'a self,
+        id: &'a str,
+        from: &'a [ApprovalStatus],
+        to: ApprovalStatus,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord>;
+    /// Records how the execution of a consumed record ended.
+    fn finish<'a>(&'a self, id: &'a str, outcome: &'a str) -> StoreFuture<'a, ()>;
+    /// Every record in one of `statuses` (any actor), oldest first.
+    fn with_status<'a>(
+        &'a self,
+        statuses: &'a [ApprovalStatus],
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+    /// `actor_id`'s pending, unexpired records, oldest first, without writing anything.
+    fn pending_of<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+    /// Deletes records that expired before `cutoff` (decided or not, they can no longer act);
+    /// returns how many.
+    fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64>;
 }
 
 fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
@@ -155,17 +211,19 @@ fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
     }
 }
 
-/// The error a resume gets for a record in `status`.
+/// The error for a record in `status` that cannot do what was asked: the code says what
+/// happened to it.
 pub(crate) fn status_error(status: ApprovalStatus) -> CapabilityError {
     CapabilityError::of(match status {
         ApprovalStatus::Pending => CapabilityErrorCode::ApprovalPending,
-        ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
-            CapabilityErrorCode::ApprovalRejected
-        }
+        ApprovalStatus::Rejected => CapabilityErrorCode::ApprovalRejected,
+        ApprovalStatus::Cancelled => CapabilityErrorCode::ApprovalCancelled,
         ApprovalStatus::Expired => CapabilityErrorCode::ApprovalExpired,
         ApprovalStatus::Consumed | ApprovalStatus::Approved => {
             CapabilityErrorCode::ApprovalConsumed
         }
+        ApprovalStatus::Stale => CapabilityErrorCode::ApprovalStale,
+        ApprovalStatus::Interrupted => CapabilityErrorCode::ApprovalInterrupted,
     })
 }
 
@@ -178,15 +236,13 @@ fn apply_decision(
     expire_if_due(record, now);
     match record.status {
         ApprovalStatus::Pending => {}
-        ApprovalStatus::Expired => {
-            return Err(CapabilityError::of(CapabilityErrorCode::ApprovalExpired))
-        }
-        other => {
+        status @ (ApprovalStatus::Approved | ApprovalStatus::Consumed) => {
             return Err(CapabilityError::with_message(
                 CapabilityErrorCode::ApprovalConsumed,
-                format!("This approval was already decided ({}).", other.as_str()),
+                format!("This approval was already decided ({}).", status.as_str()),
             ))
         }
+        other => return Err(status_error(other)),
     }
     record.status = if decision.approved {
         ApprovalStatus::Approved
@@ -213,6 +269,49 @@ fn apply_consume(
     record.status = ApprovalStatus::Consumed;
     record.consumed_by = Some(execution_id.to_owned());
     Ok(())
+}
+
+/// Decides and, when approved, consumes; the rules every store shares.
+fn apply_decide_consume(
+    record: &mut ApprovalRecord,
+    decision: ApprovalDecision,
+    execution_id: &str,
+    now: OffsetDateTime,
+) -> Result<(), CapabilityError> {
+    let approved = decision.approved;
+    apply_decision(record, decision, now)?;
+    if approved {
+        apply_consume(record, execution_id, now)?;
+    }
+    Ok(())
+}
+
+fn apply_transition(
+    record: &mut ApprovalRecord,
+    from: &[ApprovalStatus],
+    to: ApprovalStatus,
+    now: OffsetDateTime,
+) -> Result<(), CapabilityError> {
+    expire_if_due(record, now);
+    if !from.contains(&record.status) {
+        return Err(status_error(record.status));
+    }
+    record.status = to;
+    Ok(())
+}
+
+fn is_pending_of(record: &ApprovalRecord, actor_id: &str, now: OffsetDateTime) -> bool {
+    record.actor.id == actor_id
+        && record.status == ApprovalStatus::Pending
+        && now < record.expires_at
+}
+
+fn oldest_first(records: &mut [ApprovalRecord]) {
+    records.sort_by(|a, b| {
+        a.requested_at
+            .cmp(&b.requested_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
 }
 
 fn not_found() -> CapabilityError {
@@ -278,11 +377,7 @@ impl ApprovalStore for MemoryApprovalStore {
             })
             .collect();
         drop(map);
-        out.sort_by(|a, b| {
-            a.requested_at
-                .cmp(&b.requested_at)
-                .then_with(|| a.id.cmp(&b.id))
-        });
+        oldest_first(&mut out);
         Box::pin(async move { Ok(out) })
     }
 
@@ -304,6 +399,78 @@ impl ApprovalStore for MemoryApprovalStore {
     ) -> StoreFuture<'a, ApprovalRecord> {
         let result = self.update(id, |r| apply_consume(r, execution_id, now));
         Box::pin(async move { result })
+    }
+
+    fn decide_and_consume<'a>(
+        &'a self,
+        id: &'a str,
+        decision: ApprovalDecision,
+        execution_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        let result = self.update(id, |r| apply_decide_consume(r, decision, execution_id, now));
+        Box::pin(async move { result })
+    }
+
+    fn transition<'a>(
+        &'a self,
+        id: &'a str,
+        from: &'a [ApprovalStatus],
+        to: ApprovalStatus,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        let result = self.update(id, |r| apply_transition(r, from, to, now));
+        Box::pin(async move { result })
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: &'a str) -> StoreFuture<'a, ()> {
+        let result = self
+            .update(id, |r| {
+                r.outcome = Some(outcome.to_owned());
+                Ok(())
+            })
+            .map(drop);
+        Box::pin(async move { result })
+    }
+
+    fn with_status<'a>(
+        &'a self,
+        statuses: &'a [ApprovalStatus],
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let mut out: Vec<ApprovalRecord> = self
+            .lock()
+            .values_mut()
+            .filter_map(|r| {
+                expire_if_due(r, now);
+                statuses.contains(&r.status).then(|| r.clone())
+            })
+            .collect();
+        oldest_first(&mut out);
+        Box::pin(async move { Ok(out) })
+    }
+
+    fn pending_of<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let mut out: Vec<ApprovalRecord> = self
+            .lock()
+            .values()
+            .filter(|r| is_pending_of(r, actor_id, now))
+            .cloned()
+            .collect();
+        oldest_first(&mut out);
+        Box::pin(async move { Ok(out) })
+    }
+
+    fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64> {
+        let mut map = self.lock();
+        let before = map.len();
+        map.retain(|_, r| r.expires_at >= cutoff);
+        let purged = u64::try_from(before - map.len()).unwrap_or(u64::MAX);
+        Box::pin(async move { Ok(purged) })
     }
 }
 
@@ -348,17 +515,32 @@ impl SqliteApprovalStore {
     ) -> Result<(), CapabilityError> {
         let text = serde_json::to_string(record).map_err(storage)?;
         sqlx::query(
-            "INSERT INTO approvals (id, actor_id, requested_at, record) VALUES (?, ?, ?, ?)
-             ON CONFLICT(id) DO UPDATE SET record = excluded.record",
+            "INSERT INTO approvals (id, actor_id, requested_at, record, status, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT(id) DO UPDATE SET record = excluded.record, status = excluded.status",
         )
         .bind(&record.id)
         .bind(&record.actor.id)
         .bind(i64::try_from(record.requested_at.unix_timestamp_nanos()).unwrap_or(i64::MAX))
         .bind(text)
+        .bind(record.status.as_str())
+        .bind(record.expires_at.unix_timestamp())
         .execute(&mut *conn)
         .await
         .map_err(storage)?;
         Ok(())
+    }
+
+    fn parse_rows(
+        rows: Vec<sqlx::sqlite::SqliteRow>,
+    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+        use sqlx::Row;
+        rows.into_iter()
+            .map(|r| {
+                let text: String = r.try_get("record").map_err(storage)?;
+                serde_json::from_str(&text).map_err(storage)
+            })
+            .collect()
     }
 
     /// Reads, changes and writes one record inside a write transaction (the check-and-set).
@@ -454,6 +636,100 @@ impl ApprovalStore for SqliteApprovalStore {
     ) -> StoreFuture<'a, ApprovalRecord> {
         Box::pin(self.update(id, move |r| apply_consume(r, execution_id, now)))
     }
+
+    fn decide_and_consume<'a>(
+        &'a self,
+        id: &'a str,
+        decision: ApprovalDecision,
+        execution_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        Box::pin(self.update(id, move |r| {
+            apply_decide_consume(r, decision, execution_id, now)
+        }))
+    }
+
+    fn transition<'a>(
+        &'a self,
+        id: &'a str,
+        from: &'a [ApprovalStatus],
+        to: ApprovalStatus,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, ApprovalRecord> {
+        Box::pin(self.update(id, move |r| apply_transition(r, from, to, now)))
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.update(id, |r| {
+                r.outcome = Some(outcome.to_owned());
+                Ok(())
+            })
+            .await
+            .map(drop)
+        })
+    }
+
+    fn with_status<'a>(
+        &'a self,
+        statuses: &'a [ApprovalStatus],
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            for status in statuses {
+                let rows = sqlx::query("SELECT record FROM approvals WHERE status = ?")
+                    .bind(status.as_str())
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(storage)?;
+                for mut record in Self::parse_rows(rows)? {
+                    expire_if_due(&mut record, now);
+                    if statuses.contains(&record.status) {
+                        out.push(record);
+                    }
+                }
+            }
+            oldest_first(&mut out);
+            Ok(out)
+        })
+    }
+
+    fn pending_of<'a>(
+        &'a self,
+        actor_id: &'a str,
+        now: OffsetDateTime,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        Box::pin(async move {
+            // A plain indexed read: no transaction, no lazy-expiry write-back, and only
+            // pending records are touched however many decided ones are stored.
+            let rows = sqlx::query(
+                "SELECT record FROM approvals WHERE actor_id = ? AND status = 'pending'
+                 AND expires_at > ? ORDER BY requested_at, id",
+            )
+            .bind(actor_id)
+            .bind(now.unix_timestamp())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(storage)?;
+            let records = Self::parse_rows(rows)?;
+            Ok(records
+                .into_iter()
+                .filter(|r| is_pending_of(r, actor_id, now))
+                .collect())
+        })
+    }
+
+    fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM approvals WHERE expires_at < ?")
+                .bind(cutoff.unix_timestamp())
+                .execute(&self.pool)
+                .await
+                .map_err(storage)?;
+            Ok(done.rows_affected())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -479,6 +755,9 @@ mod tests {
             status: ApprovalStatus::Pending,
             decision: None,
             consumed_by: None,
+            target: None,
+            target_hash: None,
+            outcome: None,
         }
     }
 
@@ -490,6 +769,7 @@ mod tests {
             approved,
             approver: carla.clone(),
             decided_at: t0,
+            thread_id: None,
         };
         store.insert(record("apr_a", t0)).await.expect("insert");
         store

@@ -20,6 +20,9 @@ pub enum CapabilityErrorCode {
     ApprovalInputMismatch,
     ApprovalUnserializableInput,
     ApprovalResumeMismatch,
+    ApprovalCancelled,
+    ApprovalStale,
+    ApprovalInterrupted,
     ExecutionFailed,
     OutputInvalid,
     Timeout,
@@ -45,6 +48,9 @@ impl CapabilityErrorCode {
             Self::ApprovalInputMismatch => "APPROVAL_INPUT_MISMATCH",
             Self::ApprovalUnserializableInput => "APPROVAL_UNSERIALIZABLE_INPUT",
             Self::ApprovalResumeMismatch => "APPROVAL_RESUME_MISMATCH",
+            Self::ApprovalCancelled => "APPROVAL_CANCELLED",
+            Self::ApprovalStale => "APPROVAL_STALE",
+            Self::ApprovalInterrupted => "APPROVAL_INTERRUPTED",
             Self::ExecutionFailed => "EXECUTION_FAILED",
             Self::OutputInvalid => "OUTPUT_INVALID",
             Self::Timeout => "TIMEOUT",
@@ -82,6 +88,12 @@ impl CapabilityErrorCode {
             Self::ApprovalExpired => "The approval has expired.",
             Self::ApprovalConsumed => "The approval has already been used.",
             Self::ApprovalSelfApproval => "The requester cannot approve their own request.",
+            Self::ApprovalCancelled => "The approval was cancelled (the demo ledger was reset); nothing was done.",
+            // The one wording, from the host error table.
+            Self::ApprovalStale => dpas_protocol::HostErrorCode::ApprovalStale.default_message(),
+            Self::ApprovalInterrupted => {
+                "The server stopped while this approved action was running, so it may or may not have happened; check before asking again."
+            }
             Self::Timeout => "The operation timed out.",
             Self::Cancelled => "The operation was cancelled.",
             Self::PolicyFailed

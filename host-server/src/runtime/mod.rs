@@ -278,6 +278,30 @@ impl Emit<'_> {
     }
 }
 
+/// The governed error of a handler (or target reader) failure; causes go to the log only.
+fn handler_error(capability: &str, e: HandlerError) -> CapabilityError {
+    match e {
+        HandlerError::Rejected(message) => {
+            CapabilityError::with_message(CapabilityErrorCode::ExecutionFailed, message)
+        }
+        HandlerError::Internal(cause) => {
+            tracing::error!(%capability, %cause, "capability handler failed");
+            CapabilityError::of(CapabilityErrorCode::InternalError)
+        }
+    }
+}
+
+/// A test-only fault hook: with `DPAS_FAULT_HOOK=<point>` the process announces the point on
+/// stdout and stops there for good, so a test can `kill -9` it at exactly that moment.
+async fn fault_point(point: &str) {
+    if std::env::var("DPAS_FAULT_HOOK").is_ok_and(|p| p == point) {
+        println!("fault-hook: {point}");
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::future::pending::<()>().await;
+    }
+}
+
 /// The envelope of a refusing verdict; `None` when the call may go on.
 fn refusal(verdict: &Verdict, emit: &Emit<'_>) -> Option<Envelope> {
     Some(match verdict {
@@ -476,6 +500,12 @@ impl Runtime {
             let ttl = expires_in
                 .or(meta.approval_expires_in)
                 .unwrap_or(self.approval_ttl);
+            // What the human will be shown, and what must still hold when it runs.
+            let target = match cap.read_target(&input).await {
+                None => None,
+                Some(Ok(state)) => Some(state),
+                Some(Err(e)) => return emit.failed(STAGE_APPROVAL, handler_error(&meta.id, e), 0),
+            };
             let now = self.clock.now();
             let record = ApprovalRecord {
                 id: new_id("apr"),
@@ -493,6 +523,9 @@ impl Runtime {
                 status: ApprovalStatus::Pending,
                 decision: None,
                 consumed_by: None,
+                target_hash: target.as_ref().map(approval::input_hash),
+                target,
+                outcome: None,
             };
             let data = json!({"approvalId": record.id, "reasons": record.reasons, "types": record.types,
                    "expiresAt": record.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()});
@@ -575,19 +608,7 @@ impl Runtime {
                 };
                 Envelope::Ok { data }
             }
-            Err(HandlerError::Rejected(message)) => emit.failed(
-                STAGE_EXECUTION,
-                CapabilityError::with_message(CapabilityErrorCode::ExecutionFailed, message),
-                1,
-            ),
-            Err(HandlerError::Internal(cause)) => {
-                tracing::error!(capability = %meta.id, %cause, "capability handler failed");
-                emit.failed(
-                    STAGE_EXECUTION,
-                    CapabilityError::of(CapabilityErrorCode::InternalError),
-                    1,
-                )
-            }
+            Err(e) => emit.failed(STAGE_EXECUTION, handler_error(&meta.id, e), 1),
         }
     }
 
@@ -604,7 +625,8 @@ impl Runtime {
         self.approvals.list(actor_id, self.clock.now()).await
     }
 
-    /// Decides a pending record. Deciding executes nothing.
+    /// Decides a pending record. Deciding executes nothing; approving re-reads the target
+    /// first, and a changed one makes the record stale (409 `APPROVAL_STALE`).
     pub async fn decide(
         &self,
         id: &str,
@@ -612,6 +634,26 @@ impl Runtime {
         approved: bool,
     ) -> Result<ApprovalRecord, CapabilityError> {
         let now = self.clock.now();
+        if approved {
+            if let Some(record) = self.approvals.get(id, now).await? {
+                let cap = self.registry.get(&record.capability_id);
+                if record.status == ApprovalStatus::Pending {
+                    if let Some(cap) = cap {
+                        if self.target_changed(cap, &record).await? {
+                            self.approvals
+                                .transition(
+                                    id,
+                                    &[ApprovalStatus::Pending],
+                                    ApprovalStatus::Stale,
+                                    now,
+                                )
+                                .await?;
+                            return Err(CapabilityError::of(CapabilityErrorCode::ApprovalStale));
+                        }
+                    }
+                }
+            }
+        }
         let record = self
             .approvals
             .decide(
@@ -620,6 +662,7 @@ impl Runtime {
                     approved,
                     approver: approver.clone(),
                     decided_at: now,
+                    thread_id: None,
                 },
                 now,
             )
@@ -631,6 +674,230 @@ impl Runtime {
             ..AuditDraft::new(AuditSource::Runtime, if approved { "approval.approved" } else { "approval.rejected" })
         });
         Ok(record)
+    }
+
+    /// `actor_id`'s pending approvals, read without writing anything.
+    pub async fn pending_approvals_of(
+        &self,
+        actor_id: &str,
+    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+        self.approvals.pending_of(actor_id, self.clock.now()).await
+    }
+
+    /// Cancels every pending approval (the demo reset: the rows they name are re-created).
+    pub async fn cancel_pending_approvals(&self) -> Result<usize, CapabilityError> {
+        let now = self.clock.now();
+        let pending = self
+            .approvals
+            .with_status(&[ApprovalStatus::Pending], now)
+            .await?;
+        let mut cancelled = 0;
+        for record in pending {
+            if self
+                .approvals
+                .transition(
+                    &record.id,
+                    &[ApprovalStatus::Pending],
+                    ApprovalStatus::Cancelled,
+                    now,
+                )
+                .await
+                .is_ok()
+            {
+                cancelled += 1;
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// At start: every approval whose run began but never finished (the process died) becomes
+    /// `interrupted`, and so does an approved non-MCP record never claimed by a run (left by
+    /// an older version, which decided and consumed in two steps). They are not re-run: the
+    /// action may have half-happened, and nobody is watching now. Returns them.
+    pub async fn recover_approvals(&self) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+        let now = self.clock.now();
+        let candidates = self
+            .approvals
+            .with_status(&[ApprovalStatus::Consumed, ApprovalStatus::Approved], now)
+            .await?;
+        let mut interrupted = Vec::new();
+        for record in candidates {
+            let stranded = match record.status {
+                ApprovalStatus::Consumed => record.outcome.is_none(),
+                _ => record.surface != Surface::Mcp,
+            };
+            if !stranded {
+                continue;
+            }
+            let marked = self
+                .approvals
+                .transition(
+                    &record.id,
+                    &[record.status],
+                    ApprovalStatus::Interrupted,
+                    now,
+                )
+                .await?;
+            tracing::warn!(approval = %marked.id, capability = %marked.capability_id, "approved action interrupted by a stop; marked interrupted, not re-run");
+            self.audit.record(AuditDraft {
+                actor_id: Some(marked.actor.id.clone()),
+                capability_id: Some(marked.capability_id.clone()),
+                data: Some(json!({"approvalId": marked.id})),
+                ..AuditDraft::new(AuditSource::Runtime, "approval.interrupted")
+            });
+            interrupted.push(marked);
+        }
+        Ok(interrupted)
+    }
+
+    /// Deletes approvals that expired more than `retention` ago.
+    pub async fn purge_approvals(&self, retention: Duration) -> Result<u64, CapabilityError> {
+        self.approvals.purge(self.clock.now() - retention).await
+    }
+
+    /// Whether what `record` acts on changed since the approval was requested.
+    async fn target_changed(
+        &self,
+        cap: &Capability,
+        record: &ApprovalRecord,
+    ) -> Result<bool, CapabilityError> {
+        let Some(expected) = &record.target_hash else {
+            return Ok(false);
+        };
+        match cap.read_target(&record.input).await {
+            None => Ok(false),
+            Some(Ok(current)) => Ok(&approval::input_hash(&current) != expected),
+            Some(Err(e)) => Err(handler_error(&cap.meta.id, e)),
+        }
+    }
+
+    /// The checks every run of an approved record passes first: not self-approved (when that
+    /// is refused), input intact, capability present, input valid, target unchanged (a changed
+    /// target makes the record stale). The capability and the input to run.
+    async fn runnable<'a>(
+        &'a self,
+        record: &ApprovalRecord,
+    ) -> Result<(&'a Capability, Value), (&'static str, CapabilityError)> {
+        let refuse = |code| (STAGE_APPROVAL, CapabilityError::of(code));
+        if self.reject_self_approval
+            && record
+                .decision
+                .as_ref()
+                .is_some_and(|d| d.approver.id == record.actor.id)
+        {
+            return Err(refuse(CapabilityErrorCode::ApprovalSelfApproval));
+        }
+        if approval::input_hash(&record.input) != record.input_hash {
+            return Err(refuse(CapabilityErrorCode::ApprovalInputMismatch));
+        }
+        let Some(cap) = self.registry.get(&record.capability_id) else {
+            return Err((STAGE_APPROVAL, CapabilityError::not_found()));
+        };
+        let input = cap.validate(&record.input).map_err(|e| (STAGE_INPUT, e))?;
+        if self
+            .target_changed(cap, record)
+            .await
+            .map_err(|e| (STAGE_APPROVAL, e))?
+        {
+            let from = [ApprovalStatus::Pending, ApprovalStatus::Approved];
+            self.approvals
+                .transition(&record.id, &from, ApprovalStatus::Stale, self.clock.now())
+                .await
+                .map_err(|e| (STAGE_APPROVAL, e))?;
+            return Err(refuse(CapabilityErrorCode::ApprovalStale));
+        }
+        Ok((cap, input))
+    }
+
+    /// Runs a consumed record and records how it ended.
+    async fn run_consumed(
+        &self,
+        cap: &Capability,
+        consumed: ApprovalRecord,
+        input: Value,
+        emit: &Emit<'_>,
+    ) -> Envelope {
+        emit.event("approval.consumed", json!({"approvalId": consumed.id}));
+        let envelope = self
+            .execute(
+                cap,
+                &consumed.actor,
+                consumed.surface,
+                input,
+                emit,
+                Some(consumed.id.clone()),
+            )
+            .await;
+        let outcome = if envelope.is_ok() {
+            "completed"
+        } else {
+            "failed"
+        };
+        if let Err(e) = self.approvals.finish(&consumed.id, outcome).await {
+            tracing::error!(approval = %consumed.id, error = %e, "approval outcome not stored");
+        }
+        envelope
+    }
+
+    /// The human's decision on a pending record, from the app: a rejection is stored; an
+    /// approval of a non-MCP request is checked (see `runnable`), then decided and claimed by
+    /// its run in one atomic step, and run now. MCP approvals are only decided (the MCP
+    /// session resumes them). The decided record and, when it ran, the envelope.
+    pub async fn decide_and_run(
+        &self,
+        id: &str,
+        approver: &Actor,
+        approved: bool,
+        correlation: Correlation,
+    ) -> Result<(ApprovalRecord, Option<Envelope>), CapabilityError> {
+        let now = self.clock.now();
+        let record = self
+            .approvals
+            .get(id, now)
+            .await?
+            .ok_or_else(|| CapabilityError::of(CapabilityErrorCode::ApprovalNotFound))?;
+        if !approved || record.surface == Surface::Mcp || record.status != ApprovalStatus::Pending {
+            return self.decide(id, approver, approved).await.map(|r| (r, None));
+        }
+        let emit = Emit {
+            hub: &self.audit,
+            actor_id: Some(record.actor.id.clone()),
+            capability_id: record.capability_id.clone(),
+            execution_id: new_id("exe"),
+            correlation: &correlation,
+        };
+        // As decided: the checks see the approver the record will carry.
+        let mut as_decided = record.clone();
+        as_decided.decision = Some(ApprovalDecision {
+            approved,
+            approver: approver.clone(),
+            decided_at: now,
+            thread_id: correlation.conversation_id.clone(),
+        });
+        let (cap, input) = match self.runnable(&as_decided).await {
+            Ok(ready) => ready,
+            Err((stage, e)) => {
+                emit.failed(stage, e.clone(), 0);
+                return Err(e);
+            }
+        };
+        let decision = as_decided
+            .decision
+            .clone()
+            .ok_or_else(|| CapabilityError::of(CapabilityErrorCode::InternalError))?;
+        let consumed = self
+            .approvals
+            .decide_and_consume(id, decision, &emit.execution_id, now)
+            .await?;
+        self.audit.record(AuditDraft {
+            actor_id: Some(consumed.actor.id.clone()),
+            capability_id: Some(consumed.capability_id.clone()),
+            data: Some(json!({"approvalId": consumed.id, "approver": {"id": approver.id, "kind": approver.kind}})),
+            ..AuditDraft::new(AuditSource::Runtime, "approval.approved")
+        });
+        fault_point("after-decide").await;
+        let envelope = self.run_consumed(cap, consumed.clone(), input, &emit).await;
+        Ok((consumed, Some(envelope)))
     }
 
     /// Executes an approved request once, as its original actor, with its stored input.
@@ -671,27 +938,9 @@ impl Runtime {
         if record.status != ApprovalStatus::Approved {
             return fail(approval::status_error(record.status));
         }
-        if self.reject_self_approval
-            && record
-                .decision
-                .as_ref()
-                .is_some_and(|d| d.approver.id == record.actor.id)
-        {
-            return fail(CapabilityError::of(
-                CapabilityErrorCode::ApprovalSelfApproval,
-            ));
-        }
-        if approval::input_hash(&record.input) != record.input_hash {
-            return fail(CapabilityError::of(
-                CapabilityErrorCode::ApprovalInputMismatch,
-            ));
-        }
-        let Some(cap) = self.registry.get(&record.capability_id) else {
-            return fail(CapabilityError::not_found());
-        };
-        let input = match cap.validate(&record.input) {
-            Ok(v) => v,
-            Err(e) => return emit.failed(STAGE_INPUT, e, 0),
+        let (cap, input) = match self.runnable(&record).await {
+            Ok(ready) => ready,
+            Err((stage, e)) => return emit.failed(stage, e, 0),
         };
         let consumed = match self
             .approvals
@@ -701,15 +950,6 @@ impl Runtime {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        emit.event("approval.consumed", json!({"approvalId": consumed.id}));
-        self.execute(
-            cap,
-            &consumed.actor,
-            consumed.surface,
-            input,
-            &emit,
-            Some(consumed.id.clone()),
-        )
-        .await
+        self.run_consumed(cap, consumed, input, &emit).await
     }
 }

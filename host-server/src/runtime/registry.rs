@@ -65,6 +65,9 @@ type ErasedHandler = Arc<
 type Normalizer = Arc<dyn Fn(&Value) -> Result<Value, String> + Send + Sync>;
 /// Rewrites a successful output for model surfaces (aiSdk, mcp) only.
 pub type ModelOutputFn = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+/// Reads the current state of what a call with this (validated) input would act on.
+pub type TargetReader =
+    Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync>;
 
 /// A registered capability.
 pub struct Capability {
@@ -74,6 +77,7 @@ pub struct Capability {
     handler: ErasedHandler,
     pub(crate) model_output: Option<ModelOutputFn>,
     pub(crate) policies: Vec<Arc<dyn Policy>>,
+    target: Option<TargetReader>,
 }
 
 impl std::fmt::Debug for Capability {
@@ -98,7 +102,20 @@ impl Capability {
             timeout: DEFAULT_TIMEOUT,
             model_output: None,
             policies: Vec::new(),
+            target: None,
         }
+    }
+
+    /// Whether the capability declares how to read its target's current state.
+    pub fn reads_target(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// The current state of what `input` (validated) would act on; `None` when the capability
+    /// declares no reader. An approval binds this snapshot, not only the input.
+    pub(crate) async fn read_target(&self, input: &Value) -> Option<Result<Value, HandlerError>> {
+        let reader = self.target.as_ref()?;
+        Some(reader(input.clone()).await)
     }
 
     /// Validates raw input against the schema and returns the typed round trip of it (unknown
@@ -145,6 +162,7 @@ pub struct CapabilityBuilder {
     timeout: Duration,
     model_output: Option<ModelOutputFn>,
     policies: Vec<Arc<dyn Policy>>,
+    target: Option<TargetReader>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -218,6 +236,17 @@ impl CapabilityBuilder {
         self.model_output = Some(Arc::new(f));
         self
     }
+    /// How to read the current state of the call's target from its validated input (for an
+    /// invoice: reference, client, amount, status, due date). An approval of such a call
+    /// stores that snapshot; a change of it before execution makes the approval stale.
+    pub fn target_state<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+    {
+        self.target = Some(Arc::new(move |input| Box::pin(f(input))));
+        self
+    }
     /// A capability-scoped policy, evaluated after the runtime-wide ones.
     pub fn policy(mut self, p: Arc<dyn Policy>) -> Self {
         self.policies.push(p);
@@ -288,6 +317,7 @@ impl CapabilityBuilder {
             handler,
             model_output: self.model_output,
             policies: self.policies,
+            target: self.target,
         })
     }
 }

@@ -35,6 +35,10 @@ fn clean_command() -> Command {
         "DPAS_MAX_CONCURRENT_STEPS",
         "DPAS_SIGN_IN_PER_MINUTE",
         "DPAS_ALLOWED_ORIGINS",
+        "DPAS_SESSION_TTL",
+        "DPAS_SECURE_COOKIES",
+        "DPAS_APPROVAL_RETENTION",
+        "DPAS_FAULT_HOOK",
     ] {
         cmd.env_remove(var);
     }
@@ -224,4 +228,120 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
     );
     let (_, summary) = second.rpc(&cookie, "receivables-summary", json!({})).await;
     assert_eq!(summary["data"]["outstanding"], 20_050_000 + 1_275_000);
+}
+
+#[actix_web::test]
+async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stranded() {
+    use host_server::Surface;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("crash.sqlite3");
+    let url = format!("sqlite://{}", path.display());
+    // The approval is requested through a first server, which then stops cleanly.
+    let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let approval_id = first
+        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .await;
+    first.state.pool.close().await;
+
+    // The binary decides it and stops dead right after the decision is committed.
+    let mut cmd = clean_command();
+    cmd.args(["--listen", "127.0.0.1:0", "--database", &url, "--demo"])
+        .env("DPAS_FAULT_HOOK", "after-decide")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = Child(cmd.spawn().expect("spawn host-server"));
+    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("startup line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|r| r.split(' ').next())
+        .expect("startup line shape")
+        .to_owned();
+    let client = reqwest::Client::new();
+    let signed_in = client
+        .post(format!("http://{addr}/api/session"))
+        .json(&json!({"role": "controller"}))
+        .send()
+        .await
+        .expect("sign in");
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let decide = client
+        .post(format!("http://{addr}/api/approvals/{approval_id}"))
+        .header("cookie", cookie)
+        .json(&json!({"approved": true, "threadId": "cnv_crash"}))
+        .send();
+    let pending_answer = actix_web::rt::spawn(decide);
+    let hook = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).map(|_| line)
+    });
+    let announced = tokio::time::timeout(std::time::Duration::from_secs(20), hook)
+        .await
+        .expect("the server reaches the point after the decision")
+        .expect("join")
+        .expect("read");
+    assert_eq!(announced.trim(), "fault-hook: after-decide");
+    // kill -9, between the committed decision and the run.
+    child.0.kill().expect("SIGKILL");
+    child.0.wait().expect("reaped");
+    assert!(
+        pending_answer.await.expect("join").is_err(),
+        "the decision's answer never came"
+    );
+
+    // On the next start the record is found and marked: not stranded, not re-run.
+    let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
+    let carla = second.sign_in("controller").await;
+    let card = second
+        .get(&format!("/api/approvals/{approval_id}"), Some(&carla))
+        .await
+        .body;
+    assert_eq!(card["status"], "interrupted", "{card}");
+    assert!(card["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("may or may not have happened"));
+    assert_eq!(
+        second.get("/api/approvals", Some(&carla)).await.body,
+        json!([])
+    );
+    let again = second
+        .post(
+            &format!("/api/approvals/{approval_id}"),
+            Some(&carla),
+            json!({"approved": true}),
+        )
+        .await;
+    assert_eq!(
+        (again.status, again.body["error"]["code"].clone()),
+        (409, json!("APPROVAL_INTERRUPTED"))
+    );
+    let (_, all) = second
+        .rpc(&carla, "list-invoices", json!({"kind": "all"}))
+        .await;
+    let five = all["data"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["id"] == 5).cloned())
+        .unwrap_or_default();
+    assert_eq!(
+        five["status"], "draft",
+        "the run never happened and was not re-run"
+    ); // The conversation the approval was given in says so too.
+    let thread = second
+        .get("/api/threads/cnv_crash/model-messages", Some(&carla))
+        .await
+        .body;
+    assert!(
+        thread.to_string().contains("may or may not have happened"),
+        "{thread}"
+    );
 }

@@ -207,3 +207,207 @@ async fn anonymous_sign_in_is_rate_limited_per_address_and_small() {
         (413, json!("REQUEST_TOO_LARGE"))
     );
 }
+
+async fn invoice(s: &TestServer, cookie: &str, id: i64) -> serde_json::Value {
+    let (_, all) = s.rpc(cookie, "list-invoices", json!({"kind": "all"})).await;
+    all["data"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["id"] == id).cloned())
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
+    use host_server::{Correlation, Surface};
+    let s = start().await;
+    let carla = s.sign_in("controller").await;
+    let shown = invoice(&s, &carla, 5).await;
+    let approval_id = s
+        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .await;
+    let path = format!("/api/approvals/{approval_id}");
+    let card = s.get(&path, Some(&carla)).await.body;
+    assert_eq!(
+        card["target"],
+        json!({
+            "reference": shown["reference"],
+            "client": shown["client_name"],
+            "amount": shown["amount"],
+            "status": "draft",
+            "dueDate": shown["due_date"],
+        }),
+        "the card shows what will be acted on"
+    );
+
+    // The probe's move: while the card waits, an ungated write changes the invoice.
+    let (status, _) = s
+        .rpc(
+            &carla,
+            "update-invoice",
+            json!({"id": 5, "amount": 9_000_000_000_000_i64}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let decided = s
+        .post(
+            &path,
+            Some(&carla),
+            json!({"approved": true, "threadId": "cnv_stale"}),
+        )
+        .await;
+    assert_eq!(decided.status, 409, "{}", decided.body);
+    assert_eq!(decided.body["error"]["code"], "APPROVAL_STALE");
+    assert_eq!(
+        invoice(&s, &carla, 5).await["status"],
+        "draft",
+        "nothing was issued"
+    );
+    let card = s.get(&path, Some(&carla)).await.body;
+    assert_eq!(card["status"], "stale");
+    let again = s.post(&path, Some(&carla), json!({"approved": true})).await;
+    assert_eq!(
+        (again.status, again.body["error"]["code"].clone()),
+        (409, json!("APPROVAL_STALE"))
+    );
+    let thread = s
+        .get("/api/threads/cnv_stale/model-messages", Some(&carla))
+        .await;
+    assert!(
+        thread
+            .body
+            .to_string()
+            .contains("changed since it was requested"),
+        "the receipt says so: {}",
+        thread.body
+    );
+
+    // And again at execution: an MCP approval decided before the change, resumed after it.
+    let mcp = s
+        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 24}))
+        .await;
+    let decided = s
+        .post(
+            &format!("/api/approvals/{mcp}"),
+            Some(&carla),
+            json!({"approved": true}),
+        )
+        .await;
+    assert_eq!(decided.status, 200);
+    let (status, _) = s
+        .rpc(&carla, "update-invoice", json!({"id": 24, "amount": 1}))
+        .await;
+    assert_eq!(status, 200);
+    let resumed = s
+        .state
+        .runtime
+        .resume(
+            &mcp,
+            &crate::common::carla(),
+            Surface::Mcp,
+            Correlation::default(),
+        )
+        .await
+        .to_value();
+    assert_eq!(resumed["error"]["code"], "APPROVAL_STALE", "{resumed}");
+    assert!(
+        invoice(&s, &carla, 24).await.is_object(),
+        "the draft was not deleted"
+    );
+}
+
+#[actix_web::test]
+async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
+    use host_server::Surface;
+    let s = start().await;
+    let carla = s.sign_in("controller").await;
+    let ada = s.sign_in("analyst").await;
+    let (_, created) = s
+        .rpc(
+            &carla,
+            "create-invoice",
+            json!({"clientId": 3, "amount": 4200}),
+        )
+        .await;
+    let before = invoice_count(&s, &carla).await;
+
+    let refused = s.post("/api/demo/reset", Some(&ada), json!({})).await;
+    assert_eq!(
+        (refused.status, refused.body["error"]["code"].clone()),
+        (403, json!("FORBIDDEN"))
+    );
+    assert_eq!(
+        invoice_count(&s, &carla).await,
+        before,
+        "the analyst wiped nothing"
+    );
+    assert!(invoice(&s, &carla, created["data"]["id"].as_i64().unwrap())
+        .await
+        .is_object());
+
+    let approval_id = s
+        .carla_awaits_approval(Surface::AiSdk, "delete-invoice", json!({"id": 5}))
+        .await;
+    let reset = s.post("/api/demo/reset", Some(&carla), json!({})).await;
+    assert_eq!(reset.status, 200);
+    assert_eq!(invoice_count(&s, &carla).await, before - 1, "re-seeded");
+    let path = format!("/api/approvals/{approval_id}");
+    assert_eq!(s.get(&path, Some(&carla)).await.body["status"], "cancelled");
+    assert_eq!(s.get("/api/approvals", Some(&carla)).await.body, json!([]));
+    let decided = s.post(&path, Some(&carla), json!({"approved": true})).await;
+    assert_eq!(
+        (decided.status, decided.body["error"]["code"].clone()),
+        (409, json!("APPROVAL_CANCELLED"))
+    );
+    assert!(
+        invoice(&s, &carla, 5).await.is_object(),
+        "the re-seeded row was not touched"
+    );
+}
+
+#[actix_web::test]
+async fn the_pending_list_takes_no_write_lock_and_expired_approvals_are_purged() {
+    use host_server::runtime::ManualClock;
+    use host_server::Surface;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/approvals.sqlite3", dir.path().display());
+    let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+    let s = start_with(
+        builder()
+            .clock(clock.clone())
+            .with_config(|c| c.database_url = url.clone()),
+    )
+    .await;
+    let carla = s.sign_in("controller").await;
+    let approval_id = s
+        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .await;
+
+    // Another writer holds the database's write lock: the list must not queue behind it.
+    let mut writer = s.state.pool.acquire().await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut *writer)
+        .await
+        .unwrap();
+    let list = tokio::time::timeout(
+        Duration::from_secs(3),
+        s.get("/api/approvals", Some(&carla)),
+    )
+    .await
+    .expect("answered while a writer holds the lock");
+    assert_eq!(list.status, 200);
+    assert_eq!(list.body[0]["id"], json!(approval_id));
+    sqlx::query("ROLLBACK").execute(&mut *writer).await.unwrap();
+    drop(writer);
+
+    // Past expiry and the retention, the record is gone.
+    let retention = s.state.config.approval_retention;
+    clock.advance(Duration::from_secs(15 * 60) + retention - Duration::from_secs(60));
+    assert_eq!(s.state.runtime.purge_approvals(retention).await.unwrap(), 0);
+    clock.advance(Duration::from_secs(120));
+    assert_eq!(s.state.runtime.purge_approvals(retention).await.unwrap(), 1);
+    let path = format!("/api/approvals/{approval_id}");
+    assert_eq!(s.get(&path, Some(&carla)).await.status, 404);
+}

@@ -1,8 +1,9 @@
 import { createContext, useContext, useState } from "react";
 import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { decideApproval, type ApprovalDecision } from "../api";
+import { decideApproval, type ApprovalDecision, type ApprovalTarget } from "../api";
 import type { ToolArtifact } from "./messages";
+import { formatEur } from "../format";
 
 /** What tool cards need from the dock. */
 export const DockContext = createContext<{ conversationId: string; afterDecision: () => void }>({
@@ -64,6 +65,20 @@ export function ToolCard(props: ToolCallMessagePartProps) {
 interface ApprovalRecordView {
   status: string;
   decision?: { status: string; approver: string };
+  /** What the approval acts on, as it was when requested (the server refuses if it changed). */
+  target?: ApprovalTarget | null;
+  message?: string;
+}
+
+/** The approval's target as it was when requested: what the decision is about. */
+export function ApprovalTargetLine({ target }: { target: ApprovalTarget }) {
+  return (
+    <p className="approval-target" data-testid="approval-target">
+      {target.reference} · {target.client} · {typeof target.amount === "number" ? formatEur(target.amount) : "?"} ·{" "}
+      {target.status}
+      {target.dueDate ? ` · due ${target.dueDate}` : ""}
+    </p>
+  );
 }
 
 function ApprovalCard({
@@ -112,6 +127,7 @@ function ApprovalCard({
       <p>
         <strong>Approval required.</strong> {approval.message ?? `The assistant asked to run ${canonicalId}.`}
       </p>
+      {record.data?.target && <ApprovalTargetLine target={record.data.target} />}
       <pre className="json">{JSON.stringify(input ?? {}, null, 2)}</pre>
       {receipt ? (
         <p className={receipt.ok ? "receipt ok" : "receipt failed"} role="status">
@@ -121,6 +137,7 @@ function ApprovalCard({
         <p className="receipt" role="status">
           {record.data?.decision?.status === "approved" ? "Approved" : record.data?.status === "rejected" ? "Denied" : `Status: ${record.data?.status}`}
           {record.data?.decision?.approver ? ` by ${record.data.decision.approver}` : ""}.
+          {record.data?.message ? ` ${record.data.message}` : ""}
         </p>
       ) : (
         <DecisionButtons busy={busy} decide={decide} />
