@@ -82,6 +82,7 @@ decay() {
   local first fill
   first=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$work/$label-decay-first.json")
   fill=$(((decay_steps - first + first - 1) / (first > 0 ? first : 1)))
+  fill=$((fill > 60 ? 60 : fill)) # keeps the whole run within ~3 minutes on a slow machine
   if [ "$fill" -gt 0 ]; then
     BENCH_CONVERSATION=$conv load "$label-decay-fill" 8 same -d"${fill}s"
   fi

@@ -16,7 +16,7 @@ pub const DEFAULT_MAX_CONCURRENT_STEPS: usize = 4;
 /// Default session lifetime, in seconds (12 h).
 pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 /// Default sign-in attempts per client address per minute.
-pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 20;
+pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Shortest session secret accepted, in bytes.

@@ -254,6 +254,8 @@ describe("the MCP door", () => {
         await card.getByText("issue-invoice", { exact: true }).waitFor();
         await card.getByText("an MCP client").waitFor();
         assert.equal(await card.getByTestId("approval-status").textContent(), "pending");
+        // What will be issued, as the server bound it.
+        await card.getByTestId("approval-target").getByText(`${draft.reference} · `, { exact: false }).waitFor();
         await page.screenshot({ path: artifactPath("mcp-approval-card.png") });
         await card.getByRole("button", { name: "Approve" }).click();
         await waitForText(page, "The requesting MCP session can now run it.");

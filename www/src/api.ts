@@ -136,6 +136,18 @@ export interface ApprovalCardData {
   requestedAt: string;
   expiresAt: string;
   decision?: { status: string; approver: string; decidedAt: string };
+  /** What the approval acts on, as it was when requested (the server refuses if it changed). */
+  target?: ApprovalTarget | null;
+  /** Why a stale, interrupted or cancelled record is what it is. */
+  message?: string;
+}
+
+export interface ApprovalTarget {
+  reference?: string;
+  client?: string;
+  amount?: number;
+  status?: string;
+  dueDate?: string;
 }
 
 /** The card, or null when it is unknown or another user's (both are 404). */

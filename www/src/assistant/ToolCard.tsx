@@ -1,7 +1,7 @@
 import { createContext, useContext, useState } from "react";
 import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { decideApproval, type ApprovalDecision } from "../api";
+import { decideApproval, type ApprovalDecision, type ApprovalTarget } from "../api";
 import type { ToolArtifact } from "./messages";
 import { formatEur } from "../format";
 
@@ -66,8 +66,19 @@ interface ApprovalRecordView {
   status: string;
   decision?: { status: string; approver: string };
   /** What the approval acts on, as it was when requested (the server refuses if it changed). */
-  target?: { reference?: string; client?: string; amount?: number; status?: string; dueDate?: string } | null;
+  target?: ApprovalTarget | null;
   message?: string;
+}
+
+/** The approval's target as it was when requested: what the decision is about. */
+export function ApprovalTargetLine({ target }: { target: ApprovalTarget }) {
+  return (
+    <p className="approval-target" data-testid="approval-target">
+      {target.reference} · {target.client} · {typeof target.amount === "number" ? formatEur(target.amount) : "?"} ·{" "}
+      {target.status}
+      {target.dueDate ? ` · due ${target.dueDate}` : ""}
+    </p>
+  );
 }
 
 function ApprovalCard({
@@ -116,14 +127,7 @@ function ApprovalCard({
       <p>
         <strong>Approval required.</strong> {approval.message ?? `The assistant asked to run ${canonicalId}.`}
       </p>
-      {record.data?.target && (
-        <p className="approval-target" data-testid="approval-target">
-          {record.data.target.reference} · {record.data.target.client} ·{" "}
-          {typeof record.data.target.amount === "number" ? formatEur(record.data.target.amount) : "?"} ·{" "}
-          {record.data.target.status}
-          {record.data.target.dueDate ? ` · due ${record.data.target.dueDate}` : ""}
-        </p>
-      )}
+      {record.data?.target && <ApprovalTargetLine target={record.data.target} />}
       <pre className="json">{JSON.stringify(input ?? {}, null, 2)}</pre>
       {receipt ? (
         <p className={receipt.ok ? "receipt ok" : "receipt failed"} role="status">

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { useParams } from "react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { decideApproval, getApproval, type ApprovalDecision } from "../api";
-import { DecisionButtons } from "../assistant/ToolCard";
+import { ApprovalTargetLine, DecisionButtons } from "../assistant/ToolCard";
 import { usePageTitle } from "./usePageTitle";
 
 /** `/approvals/:id`: the deep link an MCP client hands its user. The card of the user's own
@@ -55,6 +55,8 @@ export function ApprovalPage() {
             <li key={r}>{r}</li>
           ))}
         </ul>
+        {data.target && <ApprovalTargetLine target={data.target} />}
+        {data.message && <p className="muted">{data.message}</p>}
         <pre className="json">{JSON.stringify(data.input ?? {}, null, 2)}</pre>
         <p className="muted">
           Requested {new Date(data.requestedAt).toLocaleString()} · expires {new Date(data.expiresAt).toLocaleString()}
