@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-146432} # 143 KB
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-144384} # 141 KB
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)

@@ -381,11 +381,15 @@ impl SqliteThreadStore {
             upsert.build().execute(&mut *tx).await?;
         }
 
-        sqlx::query(TRIM_OWNER)
-            .bind(owner)
-            .bind(MAX_THREADS_PER_OWNER - 1)
-            .execute(&mut *tx)
-            .await?;
+        // Only a thread that had no messages can be new: the others need no trim (one
+        // statement less on a continuing conversation's step).
+        if total == i64::try_from(bodies.len()).map_err(storage)? {
+            sqlx::query(TRIM_OWNER)
+                .bind(owner)
+                .bind(MAX_THREADS_PER_OWNER - 1)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(())
     }

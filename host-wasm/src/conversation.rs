@@ -91,14 +91,21 @@ pub struct ConversationState {
     pub error: Option<ErrorBody>,
 }
 
+/// The byte offset of two ASCII bytes in a row (always a char boundary: ASCII bytes never
+/// occur inside a multi-byte UTF-8 sequence). By hand rather than `str::find("..")`, which
+/// links core's substring searcher into the browser build.
+fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
+    text.as_bytes().windows(2).position(|w| w == pair)
+}
+
 /// Removes model channel markers: every `<|token|>`, and the word that names a channel or a
 /// role after `<|channel|>` / `<|start|>` (e.g. `<|channel|>analysis `).
 pub fn strip_channel_markers(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
-    while let Some(start) = rest.find("<|") {
+    while let Some(start) = find_pair(rest, *b"<|") {
         out.push_str(&rest[..start]);
-        let Some(end) = rest[start..].find("|>") else {
+        let Some(end) = find_pair(&rest[start..], *b"|>") else {
             // An unfinished marker at the end of a stream is held back until it completes.
             return out;
         };
@@ -519,6 +526,7 @@ mod tests {
             "Hi"
         );
         assert_eq!(strip_channel_markers("a <| b"), "a ");
+        assert_eq!(strip_channel_markers("é<|end|>ü|>"), "éü|>");
         let mut conversation = Conversation::new("cnv_1");
         conversation.begin_turn("q").unwrap();
         conversation.observe_frame(

@@ -62,7 +62,8 @@ impl LoopGuard {
                 "Stopped: {canonical_id} was called again with the same arguments after answering \"retry: no\"."
             )));
         }
-        if result.pointer("/error/retry").and_then(Value::as_str) == Some("no") {
+        // Indexed, not `pointer`: its `~1` unescaping links core's substring searcher.
+        if result["error"]["retry"].as_str() == Some("no") {
             self.answered_retry_no.push(key);
         }
         if identical >= MAX_IDENTICAL_FAILURES {

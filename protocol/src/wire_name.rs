@@ -155,10 +155,25 @@ pub fn decode_wire_name(name: &str) -> Option<String> {
     if plane != "view" && plane != "domain" {
         return None;
     }
-    if rest.contains("___") {
-        return None;
+    // `__` is a dot, `_` stays, three or more in a row never come from an id. Scanned by
+    // hand: `contains`/`replace` with a string pattern link core's substring searcher into
+    // the browser build.
+    let mut path = String::with_capacity(rest.len());
+    let mut run = 0;
+    for c in rest.chars().map(Some).chain([None]) {
+        if c == Some('_') {
+            run += 1;
+            continue;
+        }
+        match run {
+            0 => {}
+            1 => path.push('_'),
+            2 => path.push('.'),
+            _ => return None,
+        }
+        run = 0;
+        path.extend(c);
     }
-    let path = rest.replace("__", ".");
     if path.split('.').any(str::is_empty) {
         return None;
     }
@@ -360,6 +375,8 @@ mod tests {
             "view_x",
             "foo_bar",
             "view_a___b",
+            "view_a____b",
+            "view_invoices__pending___",
             "view_invoices__pending__",
             "surface_act",
             "domain_",

@@ -249,6 +249,9 @@ describe("golden scenario (scripted model)", () => {
       await page.getByText("Ada Analyst").waitFor();
       await askWhatsOverdue(page);
       await waitForText(page, GOLDEN_ANSWER);
+      // The ending streams in after the figures: wait for all of it before reading the
+      // message, or the read can catch it half-rendered.
+      await waitForText(page, ANALYST_ENDING);
       const answers = await page.locator(".msg.assistant .markdown").allTextContents();
       assert.ok(answers.at(-1).trim().endsWith(ANALYST_ENDING), answers.at(-1));
       const starts = (await recorder.all()).filter((f) => f.type === "step-start");

@@ -328,3 +328,37 @@ async fn posted_results_are_stored_once_and_only_for_the_threads_open_calls() {
     );
     assert_eq!(stored.len(), 6);
 }
+
+#[actix_web::test]
+async fn an_owner_keeps_the_fifty_most_recently_updated_threads() {
+    let store = store(ThreadCaps::from_limits(1 << 20)).await;
+    let one = [user("hi")];
+    store.append("p", "t0", appending(&one)).await.unwrap();
+    for i in 0..50 {
+        store
+            .append("o", &format!("t{i}"), appending(&one))
+            .await
+            .unwrap();
+    }
+    // t0 is the least recently created, but updating it makes t1 the least recently updated.
+    store.append("o", "t0", appending(&one)).await.unwrap();
+    store.append("o", "t50", appending(&one)).await.unwrap();
+    let ids: Vec<String> = store
+        .list("o")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids.len(), 50);
+    assert_eq!(ids[0], "t50");
+    assert_eq!(ids[1], "t0");
+    assert!(!ids.contains(&"t1".to_owned()), "{ids:?}");
+    assert!(store.messages("o", "t1").await.unwrap().is_none());
+    assert_eq!(store.messages("o", "t0").await.unwrap().unwrap().len(), 2);
+    assert_eq!(
+        store.list("p").await.unwrap().len(),
+        1,
+        "another owner's threads are not counted"
+    );
+}
