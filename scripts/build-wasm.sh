@@ -50,8 +50,10 @@ say "wasm-opt -Os --converge --low-memory-unused"
 
 # The hand-written part of the package: package.json (conditional exports), README, the entries
 # around the generated bindings (index: init-once and the before-init error; node: init from
-# the file; react: @dpas/host/react) and their declarations.
-cp host-wasm/npm/package.json host-wasm/npm/README.md host-wasm/npm/*.js host-wasm/npm/*.d.ts "$out/"
+# the file; react: @dpas/host/react) and their declarations; and the two licence texts its
+# "MIT OR Apache-2.0" names (npm only adds files called LICENSE on its own).
+cp host-wasm/npm/package.json host-wasm/npm/README.md host-wasm/npm/*.js host-wasm/npm/*.d.ts \
+  LICENSE-MIT LICENSE-APACHE "$out/"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 sed -i "s/\"version\": \"[^\"]*\"/\"version\": \"$version\"/" "$out/package.json"
 
