@@ -189,6 +189,31 @@ pub enum ConfigError {
     NoneWithOthers,
     #[error("--model {0} is given twice")]
     RepeatedModel(String),
+    #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH or sqlite::memory:")]
+    UnsupportedDatabase(String, &'static str),
+}
+
+/// Checks that a database URL names a store this server has. Without it, sqlx takes any
+/// string as a SQLite file name: `postgres://user@host/db` would quietly create a folder
+/// called `postgres:` and run on a new empty file.
+pub fn check_database_url(url: &str) -> Result<(), ConfigError> {
+    let refuse = |why| Err(ConfigError::UnsupportedDatabase(url.to_owned(), why));
+    match url.split_once(':') {
+        Some(("sqlite", rest)) if !rest.is_empty() => Ok(()),
+        Some(("sqlite", _)) => refuse("the URL names no file"),
+        Some(("postgres" | "postgresql", _)) => {
+            refuse("PostgreSQL is not supported by this build yet")
+        }
+        Some((scheme, _))
+            if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            refuse("the URL's scheme is not a database this server supports")
+        }
+        _ => refuse("not a database URL (write sqlite://PATH for a file)"),
+    }
 }
 
 /// Where the session signing secret came from.
@@ -273,11 +298,13 @@ impl ServerConfig {
             (None, true) => SessionSecret::RandomPerProcess,
             (None, false) => return Err(ConfigError::MissingSecret),
         };
+        let database_url = cli
+            .database
+            .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        check_database_url(&database_url)?;
         Ok(Self {
             listen: cli.listen,
-            database_url: cli
-                .database
-                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
+            database_url,
             model,
             more_models,
             model_timeout: Duration::from_secs(cli.model_timeout),
@@ -332,6 +359,29 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("host-server").chain(args.iter().copied()))
             .map_err(|e| e.to_string())?;
         ServerConfig::from_cli(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn database_urls_name_a_supported_store() {
+        for ok in [
+            "sqlite::memory:",
+            "sqlite://.data/dpas.sqlite3",
+            "sqlite:/tmp/x.db",
+            DEFAULT_DATABASE_URL,
+        ] {
+            assert!(check_database_url(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "postgres://u@h/db",
+            "postgresql://h/db",
+            "redis://h",
+            "x.db",
+            "sqlite:",
+            "",
+        ] {
+            let err = check_database_url(bad).expect_err(bad).to_string();
+            assert!(err.contains("supported: sqlite:"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -137,6 +137,39 @@ fn flags_are_validated_with_environment_fallbacks() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Before, sqlx took any string as a SQLite file name: the server started on a new empty
+/// file in a folder called `postgres:`.
+#[test]
+fn a_database_url_of_another_kind_fails_the_start_and_creates_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (url, says) in [
+        (
+            "postgres://app@127.0.0.1/dpas",
+            "PostgreSQL is not supported",
+        ),
+        (
+            "postgresql://app@127.0.0.1/dpas",
+            "PostgreSQL is not supported",
+        ),
+        ("mysql://app@127.0.0.1/dpas", "scheme is not a database"),
+        ("dpas.sqlite3", "not a database URL"),
+    ] {
+        let out = clean_command()
+            .current_dir(dir.path())
+            .args(["--demo", "--listen", "127.0.0.1:0", "--database", url])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
+        assert!(stderr.contains(says), "{url}: {stderr}");
+        assert!(stderr.contains("supported: sqlite:"), "{url}: {stderr}");
+        assert!(out.stdout.is_empty(), "{url}: nothing listened");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert!(left.is_empty(), "nothing was created: {left:?}");
+}
+
 #[actix_web::test]
 async fn a_file_database_keeps_the_ledger_across_restarts() {
     let dir = tempfile::tempdir().expect("tempdir");
