@@ -197,7 +197,12 @@ pub enum ConfigError {
 /// string as a SQLite file name: `postgres://user@host/db` would quietly create a folder
 /// called `postgres:` and run on a new empty file.
 pub fn check_database_url(url: &str) -> Result<(), ConfigError> {
-    let refuse = |why| Err(ConfigError::UnsupportedDatabase(url.to_owned(), why));
+    // Named by its scheme only: the rest may hold a password.
+    let shown = match url.split_once("://") {
+        Some((scheme, _)) => format!("{scheme}://…"),
+        None => url.to_owned(),
+    };
+    let refuse = |why| Err(ConfigError::UnsupportedDatabase(shown.clone(), why));
     match url.split_once(':') {
         Some(("sqlite", rest)) if !rest.is_empty() => Ok(()),
         Some(("sqlite", _)) => refuse("the URL names no file"),

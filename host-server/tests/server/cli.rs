@@ -164,6 +164,10 @@ fn a_database_url_of_another_kind_fails_the_start_and_creates_nothing() {
         assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
         assert!(stderr.contains(says), "{url}: {stderr}");
         assert!(stderr.contains("supported: sqlite:"), "{url}: {stderr}");
+        assert!(
+            !stderr.contains("hunter2"),
+            "the password is not echoed: {stderr}"
+        );
         assert!(out.stdout.is_empty(), "{url}: nothing listened");
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
