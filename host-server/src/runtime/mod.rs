@@ -25,7 +25,7 @@ pub use policy::{policy_fn, Decision, Policy, PolicyError, PolicyPhase, PolicyRe
 pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,
 };
-pub use types::{Actor, ActorKind, Correlation, Risk, SideEffect, Surface};
+pub use types::{Actor, ActorKind, Correlation, Credential, Risk, SideEffect, Surface};
 
 /// Default lifetime of a pending approval.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
