@@ -12,7 +12,7 @@ use base64::Engine;
 use dpas_model::scripted::{Script, ScriptedProvider};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{AuthConfig, ClaimNames, JwtConfig, JwtKeys, ProxyConfig};
-use host_server::runtime::{Capability, SideEffect, Surface};
+use host_server::runtime::{policy_fn, Capability, Decision, PolicyPhase, SideEffect, Surface};
 use host_server::AppBuilder;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -128,8 +128,8 @@ fn app(auth: AuthConfig) -> AppBuilder {
             c.auth = auth;
         })
         .register(|rt, _pool| {
-            rt.capability(
-                Capability::builder("whoami")
+            let whoami = |id: &str| {
+                Capability::builder(id)
                     .description("Shows the actor the runtime was given.")
                     .side_effect(SideEffect::Read)
                     .tags(["tools"])
@@ -141,8 +141,22 @@ fn app(auth: AuthConfig) -> AppBuilder {
                             "role": ctx.actor.role,
                             "authorization": ctx.actor.authorization.as_ref().map(|a| a.expose().to_owned()),
                         }))
-                    }),
-            )
+                    })
+            };
+            let gate = policy_fn("gate-whoami-later", &[PolicyPhase::Invocation], |req| {
+                Ok(if req.capability.id == "whoami-later" {
+                    Decision::RequireApproval {
+                        reason: "asks first".to_owned(),
+                        approval_type: "human-confirmation".to_owned(),
+                        expires_in: None,
+                    }
+                } else {
+                    Decision::Allow
+                })
+            });
+            rt.capability(whoami("whoami"))
+                .capability(whoami("whoami-later"))
+                .policy(gate)
         })
 }
 
@@ -252,6 +266,39 @@ async fn an_hs256_token_names_the_user_by_bearer_or_by_cookie() {
     assert_eq!(a.status, 404);
     let a = as_holder(&s, "POST", "/api/session/token", &auth, None).await;
     assert_eq!(a.status, 404);
+}
+
+#[actix_web::test]
+async fn an_approved_run_gets_the_deciding_requests_credential() {
+    let s = start(AuthConfig::Jwt(jwt_config(JwtKeys::Secret(
+        HS_SECRET.into(),
+    ))))
+    .await;
+    let first = bearer(&hs256(&claims("u-7", "editor"), HS_SECRET));
+    let asked = as_holder(&s, "POST", "/rpc/whoami-later", &first, Some(json!({}))).await;
+    assert_eq!(asked.status, 409, "{}", asked.text());
+    let id = asked.body["approvalId"]
+        .as_str()
+        .expect("approval id")
+        .to_owned();
+    // Credentials are never stored: the run gets the one of the request that approves it.
+    let mut later = claims("u-7", "editor");
+    later.insert("iat".to_owned(), json!(now() + 1));
+    later.insert("jti".to_owned(), json!("second"));
+    let second = bearer(&hs256(&later, HS_SECRET));
+    assert_ne!(first, second);
+    let path = format!("/api/approvals/{id}");
+    let other = bearer(&hs256(&claims("u-8", "editor"), HS_SECRET));
+    let decided = as_holder(&s, "POST", &path, &other, Some(json!({"approved": true}))).await;
+    assert_eq!(
+        decided.status, 404,
+        "another user's approval is not theirs to decide"
+    );
+    let decided = as_holder(&s, "POST", &path, &second, Some(json!({"approved": true}))).await;
+    assert_eq!(decided.status, 200, "{}", decided.text());
+    let output = &decided.body["resolution"]["output"];
+    assert_eq!(output["id"], "u-7", "{}", decided.text());
+    assert_eq!(output["authorization"], second.as_str());
 }
 
 #[actix_web::test]
