@@ -375,7 +375,13 @@ pub struct JwtConfig {
     /// Cookie the token may come in when there is no bearer token.
     pub cookie: Option<String>,
     pub claims: ClaimNames,
+    /// How often a JWKS URL is read again in the background, so that a key the provider
+    /// withdraws stops verifying ([`DEFAULT_JWKS_REFRESH`]).
+    pub jwks_refresh: Duration,
 }
+
+/// Default background re-read interval of a JWKS URL (10 minutes).
+pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(600);
 
 /// Where the keys that verify tokens come from.
 #[derive(Clone, PartialEq, Eq)]
@@ -431,6 +437,7 @@ impl JwtConfig {
             audience: None,
             cookie: None,
             claims: ClaimNames::default(),
+            jwks_refresh: DEFAULT_JWKS_REFRESH,
         }
     }
 }
@@ -586,6 +593,7 @@ impl IdentityArgs {
             audience: self.jwt_audience,
             cookie,
             claims,
+            jwks_refresh: DEFAULT_JWKS_REFRESH,
         })
     }
 

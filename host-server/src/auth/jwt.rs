@@ -72,6 +72,8 @@ enum Keys {
 
 struct Remote {
     url: String,
+    /// Background re-read interval ([`JwtConfig::jwks_refresh`]).
+    every: Duration,
     http: reqwest::Client,
     last_refetch: tokio::sync::Mutex<Option<Instant>>,
 }
@@ -142,6 +144,7 @@ impl JwtAuth {
                         keys: RwLock::new(Arc::new(keys)),
                         remote: Some(Remote {
                             url: url.clone(),
+                            every: config.jwks_refresh,
                             http,
                             last_refetch: tokio::sync::Mutex::new(None),
                         }),
@@ -177,6 +180,38 @@ impl JwtAuth {
             cookie: config.cookie.clone(),
             claims: config.claims.clone(),
         })
+    }
+
+    /// How often the keys are read again in the background: `Some` for a JWKS URL.
+    pub fn refresh_interval(&self) -> Option<Duration> {
+        match &self.keys {
+            Keys::Jwks {
+                remote: Some(remote),
+                ..
+            } => Some(remote.every),
+            _ => None,
+        }
+    }
+
+    /// Reads the JWKS URL again now: a key the provider no longer lists stops verifying. A
+    /// failed read keeps the keys there are (logged, never shown to a client).
+    pub async fn refresh(&self) {
+        if let Keys::Jwks {
+            keys,
+            remote: Some(remote),
+        } = &self.keys
+        {
+            match fetch_jwks(&remote.http, &remote.url).await {
+                Ok(fresh) => {
+                    *keys
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(fresh);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "JWKS refresh failed; keeping the keys we have")
+                }
+            }
+        }
     }
 
     /// The actor of a request: its bearer token, else its `--jwt-cookie`.

@@ -13,6 +13,8 @@
 pub mod jwt;
 pub mod proxy;
 
+use std::sync::Arc;
+
 use actix_web::http::header::{HeaderMap, AUTHORIZATION};
 use actix_web::{web, HttpRequest};
 use dpas_protocol::{HostError, HostErrorCode};
@@ -49,6 +51,29 @@ impl Auth {
             AuthConfig::Jwt(c) => Self::Jwt(Box::new(JwtAuth::new(c).await?)),
             AuthConfig::ProxyHeader(c) => Self::Proxy(ProxyAuth::new(c.clone())),
         })
+    }
+
+    /// Keeps keys from a JWKS URL current: reads it again every
+    /// [`crate::config::JwtConfig::jwks_refresh`] for as long as the server runs. Nothing to
+    /// do in the other modes.
+    pub fn spawn_refresh(self: &Arc<Self>) {
+        let Self::Jwt(jwt) = self.as_ref() else {
+            return;
+        };
+        let Some(every) = jwt.refresh_interval() else {
+            return;
+        };
+        let auth = Arc::clone(self);
+        actix_web::rt::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                if let Self::Jwt(jwt) = auth.as_ref() {
+                    jwt.refresh().await;
+                }
+            }
+        });
     }
 
     /// Whether identity is the server's own session cookie (sign-in, sign-out and MCP

@@ -128,6 +128,7 @@ where
 {
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
+    state.auth.spawn_refresh();
     let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
     actix_web::rt::spawn(async move {
         let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));

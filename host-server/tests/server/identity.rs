@@ -586,6 +586,34 @@ async fn a_jwks_url_is_read_at_start_and_again_for_a_new_key_id() {
 }
 
 #[actix_web::test]
+async fn a_key_the_provider_withdraws_stops_verifying_at_the_next_refresh() {
+    let idp = serve_jwks(jwks(vec![jwk(Algorithm::RS256, "old", RSA_PEM)]));
+    let config = JwtConfig {
+        jwks_refresh: std::time::Duration::from_millis(100),
+        ..jwt_config(JwtKeys::JwksUrl(idp.url.clone()))
+    };
+    let s = start(AuthConfig::Jwt(config)).await;
+    let good = claims("u-3", "editor");
+    let old = signed(Algorithm::RS256, Some("old"), RSA_PEM, &good);
+    assert_eq!(session_with_bearer(&s, &old).await.status, 200);
+    // The provider withdraws the key (say it leaked) and publishes a new one.
+    *idp.document.lock().unwrap() = jwks(vec![jwk(Algorithm::RS256, "new", RSA_OTHER_PEM)]);
+    let fetched = idp.fetches.load(Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while idp.fetches.load(Ordering::SeqCst) < fetched + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the keys were not read again"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // Two reads since the change: the second began after it, so the old key is gone now.
+    refused(&s, &old, "TOKEN_INVALID").await;
+    let new = signed(Algorithm::RS256, Some("new"), RSA_OTHER_PEM, &good);
+    assert_eq!(session_with_bearer(&s, &new).await.status, 200);
+}
+
+#[actix_web::test]
 async fn keys_that_cannot_be_read_fail_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("garbage.json");
