@@ -287,6 +287,9 @@ impl JwtAuth {
                 for candidate in candidates {
                     match decode(token, &candidate.key, validation) {
                         Ok(claims) => return Ok(claims),
+                        // The signature held: what is wrong is the claims, whatever other
+                        // keys would say.
+                        Err(e) if e.code != HostErrorCode::TokenInvalid => return Err(e),
                         Err(e) => last = e,
                     }
                 }

@@ -448,6 +448,7 @@ async fn a_jwks_file_verifies_rs256_and_es256_and_nothing_else() {
         jwks(vec![
             jwk(Algorithm::RS256, "rsa-1", RSA_PEM),
             jwk(Algorithm::ES256, "ec-1", EC_PEM),
+            jwk(Algorithm::RS256, "rsa-2", RSA_OTHER_PEM),
         ]),
     )
     .unwrap();
@@ -456,8 +457,9 @@ async fn a_jwks_file_verifies_rs256_and_es256_and_nothing_else() {
     for token in [
         signed(Algorithm::RS256, Some("rsa-1"), RSA_PEM, &good),
         signed(Algorithm::ES256, Some("ec-1"), EC_PEM, &good),
-        // No kid: the key that fits the algorithm.
+        // No kid: each key that fits the algorithm is tried.
         signed(Algorithm::RS256, None, RSA_PEM, &good),
+        signed(Algorithm::RS256, None, RSA_OTHER_PEM, &good),
     ] {
         let a = session_with_bearer(&s, &token).await;
         assert_eq!(a.status, 200, "{}", a.text());
@@ -486,8 +488,15 @@ async fn a_jwks_file_verifies_rs256_and_es256_and_nothing_else() {
         "TOKEN_INVALID",
     )
     .await;
-    // The claims are checked as with a secret.
+    // The claims are checked as with a secret; without a kid, the key whose signature holds
+    // says why, not the others.
     let expired = with(good.clone(), "exp", json!(now() - 300));
+    refused(
+        &s,
+        &signed(Algorithm::RS256, None, RSA_PEM, &expired),
+        "TOKEN_EXPIRED",
+    )
+    .await;
     refused(
         &s,
         &signed(Algorithm::ES256, Some("ec-1"), EC_PEM, &expired),
