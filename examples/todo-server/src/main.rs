@@ -39,8 +39,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// host-server's rules, with this example's defaults: its own database file, and a random
-/// per-process session secret when none is given (sessions then end with the process).
+/// host-server's rules, with this example's defaults: its own sign-in (session cookies) unless
+/// `--auth` says otherwise, its own database file, and a random per-process session secret when
+/// none is given (sessions then end with the process).
 fn config_of(mut cli: Cli) -> Result<ServerConfig, String> {
     if cli.demo {
         return Err("--demo is host-server's demo; todo-server has its own domain".to_owned());
@@ -52,7 +53,7 @@ fn config_of(mut cli: Cli) -> Result<ServerConfig, String> {
         let random = || uuid::Uuid::new_v4().simple().to_string();
         cli.session_secret = Some(random() + &random());
     }
-    ServerConfig::from_cli(cli).map_err(|e| e.to_string())
+    ServerConfig::from_cli_with_own_sign_in(cli).map_err(|e| e.to_string())
 }
 
 async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
