@@ -15,7 +15,7 @@ use host_server::demo::{ANALYST, CONTROLLER};
 use host_server::runtime::{AuditHub, RuntimeBuilder};
 use host_server::{http, AppBuilder, AppState};
 use serde_json::Value;
-use sqlx::SqlitePool;
+use host_server::db::Db;
 use time::macros::date;
 use time::Date;
 
@@ -42,7 +42,7 @@ pub enum Model {
 }
 
 /// Capabilities and policies a test adds next to the demo domain.
-pub type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
+pub type Registration = Box<dyn FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send>;
 
 pub struct Options {
     pub model: Model,

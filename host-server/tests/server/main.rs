@@ -12,5 +12,8 @@ mod hygiene;
 mod ledger;
 mod manifest;
 mod mcp;
+mod pg;
+mod replicas;
 mod sessions;
+mod stores;
 mod threads;
