@@ -384,8 +384,12 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
+/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated invoice capabilities,
+/// with only the parts the input has; any other capability (an app's) is named by its id.
 pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
+    if !crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
+        return r.capability_id.clone();
+    }
     let mut parts = Vec::new();
     if let Some(id) = r
         .input
