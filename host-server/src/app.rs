@@ -6,6 +6,7 @@ use std::sync::Arc;
 use sqlx::SqlitePool;
 
 use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
+use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, DbError};
 use crate::demo::{self, Ledger};
@@ -23,6 +24,8 @@ pub struct AppState {
     pub runtime: Arc<Runtime>,
     pub threads: Arc<dyn ThreadStore>,
     pub sessions: SessionKeys,
+    /// Where a request's identity comes from (`--auth`).
+    pub auth: Arc<Auth>,
     /// The demo ledger, when the demo domain is registered.
     pub ledger: Option<Ledger>,
     pub pool: SqlitePool,
@@ -53,6 +56,8 @@ pub enum StartupError {
     Approvals(crate::runtime::CapabilityError),
     #[error("the HTTP client of file capabilities: {0}")]
     Executor(reqwest::Error),
+    #[error(transparent)]
+    Auth(#[from] JwtSetupError),
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
@@ -128,6 +133,8 @@ impl AppBuilder {
     }
 
     pub async fn build(self) -> Result<AppState, StartupError> {
+        // Keys first: a JWKS that cannot be read stops the start before anything is written.
+        let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
         let pool = db::connect(&self.config.database_url).await?;
         let mut builder =
             Runtime::builder().approval_store(Arc::new(SqliteApprovalStore::new(pool.clone())));
@@ -158,7 +165,10 @@ impl AppBuilder {
                 SessionSecret::Given(s) => ActorSigner::from_secret(s.as_bytes()),
                 SessionSecret::RandomPerProcess => ActorSigner::random(),
             };
-            let executor = Arc::new(HttpExecutor::new(signer).map_err(StartupError::Executor)?);
+            // The app's own token goes on to its backend; our session tokens never do.
+            let forward = matches!(self.config.auth, crate::config::AuthConfig::Jwt(_));
+            let executor =
+                Arc::new(HttpExecutor::new(signer, forward).map_err(StartupError::Executor)?);
             builder = file.register(builder, &executor);
         }
         for r in self.registrations {
@@ -204,6 +214,7 @@ impl AppBuilder {
             runtime: Arc::new(runtime),
             threads,
             sessions,
+            auth,
             ledger,
             pool,
         })

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod appfiles;
+pub mod auth;
 pub mod chat;
 pub mod config;
 pub mod db;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use ring::hmac;
 use serde_json::{json, Value};
 
@@ -324,18 +324,25 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>,
 pub struct HttpExecutor {
     client: reqwest::Client,
     signer: ActorSigner,
+    forward_authorization: bool,
 }
 
 impl HttpExecutor {
-    /// An executor that signs `X-DPAS-Actor` with `signer`. It follows no redirects and uses
-    /// no proxy: the backend is called directly, at the address the file names.
-    pub fn new(signer: ActorSigner) -> Result<Self, reqwest::Error> {
+    /// An executor that signs `X-DPAS-Actor` with `signer` and, with `forward_authorization`
+    /// (`--auth jwt`: the app's own token), passes on the `Authorization` header the actor's
+    /// request carried. It follows no redirects and uses no proxy: the backend is called
+    /// directly, at the address the file names.
+    pub fn new(signer: ActorSigner, forward_authorization: bool) -> Result<Self, reqwest::Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(concat!("dpas-host-server/", env!("CARGO_PKG_VERSION")))
             .build()?;
-        Ok(Self { client, signer })
+        Ok(Self {
+            client,
+            signer,
+            forward_authorization,
+        })
     }
 
     /// Runs one governed call: the output, or the error its envelope will carry.
@@ -393,6 +400,16 @@ impl HttpExecutor {
                 ACTOR_HEADER,
                 self.signer.sign(&ctx.actor, &ctx.execution_id, iat),
             );
+        let credential = ctx
+            .actor
+            .authorization
+            .as_ref()
+            .filter(|_| self.forward_authorization)
+            .and_then(|c| HeaderValue::from_str(c.expose()).ok());
+        if let Some(mut value) = credential {
+            value.set_sensitive(true);
+            request = request.header(AUTHORIZATION, value);
+        }
         if call.method != reqwest::Method::GET {
             request = request
                 .header(CONTENT_TYPE, "application/json")

@@ -736,54 +736,74 @@ fn start_binary(args: &[&str]) -> (Child, String) {
     (child, addr)
 }
 
-const BINARY_SECRET: &str = "binary-test-secret-of-at-least-32-bytes";
+const JWT_SECRET: &str = "the-todo-backend-signs-with-this-32+-byte-secret";
 
-/// Without --demo the binary serves exactly the file's capabilities: no ledger, no demo
-/// sign-in. The session is minted with the shared secret, as any sign-in would.
+/// The app's backend mints the user's token (HS256, shared secret).
+fn token(sub: &str, role: &str) -> String {
+    let exp = time::OffsetDateTime::now_utc().unix_timestamp() + 600;
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": sub, "name": format!("User {sub}"), "role": role, "exp": exp}),
+        &jsonwebtoken::EncodingKey::from_secret(JWT_SECRET.as_bytes()),
+    )
+    .unwrap()
+}
+
+/// Without --demo, with the app's JWTs, the binary serves exactly the file's capabilities,
+/// and the backend gets the user's own `Authorization` header as the server received it.
 #[actix_web::test]
-async fn without_demo_the_binary_serves_exactly_the_files_capabilities() {
+async fn with_jwt_and_no_demo_the_binary_serves_exactly_the_files_capabilities() {
     let (base, backend) = start_backend();
     let dir = tempfile::tempdir().unwrap();
     let caps = dir.path().join("capabilities.json");
     let file = json!({"capabilities": [
         cap("add-todo", "write", &format!("{base}/todos/add"), json!({"inputSchema": {"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}})),
         cap("offline", "read", &format!("{}/x", closed_port_url()), json!({}))
+    ], "policies": [
+        {"name": "viewers-read-only", "hideUnlessRole": {"roles": ["editor"]}}
     ]});
     std::fs::write(&caps, file.to_string()).unwrap();
-    let caps_arg = caps.to_str().unwrap();
     let (_child, addr) = start_binary(&[
-        "--session-secret",
-        BINARY_SECRET,
+        "--auth",
+        "jwt",
+        "--jwt-secret",
+        JWT_SECRET,
         "--capabilities",
-        caps_arg,
+        caps.to_str().unwrap(),
     ]);
-    let keys =
-        host_server::session::SessionKeys::from_secret(BINARY_SECRET, Duration::from_secs(600));
-    let c = keys.set_cookie(&editor());
-    let cookie = format!("{}={}", c.name(), c.value());
     let http = reqwest::Client::new();
-    let rpc = |id: &str, body: Value| {
+    let rpc = |id: &str, bearer: &str, body: Value| {
         http.post(format!("{addr}/rpc/{id}"))
-            .header("cookie", cookie.clone())
+            .header("authorization", format!("Bearer {bearer}"))
             .header("content-type", "application/json")
             .body(body.to_string())
             .send()
     };
-    let resp = rpc("add-todo", json!({"title": "milk"})).await.unwrap();
+    let editor = token("u-1", "editor");
+    let resp = rpc("add-todo", &editor, json!({"title": "milk"}))
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.json::<Value>().await.unwrap()["data"]["title"], "milk");
-    let claims = ActorSigner::from_secret(BINARY_SECRET.as_bytes())
-        .verify(&backend.seen_at("/todos/add")[0].headers["x-dpas-actor"])
-        .expect("the backend verifies the actor with the shared secret");
-    assert_eq!(claims["id"], "eddie@example.com");
+    let seen = &backend.seen_at("/todos/add")[0];
+    assert_eq!(seen.headers["authorization"], format!("Bearer {editor}"));
+    assert!(seen.headers["x-dpas-invocation-id"].starts_with("exe_"));
+
+    // The file's policies hold for JWT roles.
+    let resp = rpc("add-todo", &token("u-2", "viewer"), json!({"title": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    assert_eq!(backend.seen_at("/todos/add").len(), 1);
     // An unreachable backend did not stop the start; its call fails when made.
-    let resp = rpc("offline", json!({})).await.unwrap();
+    let resp = rpc("offline", &editor, json!({})).await.unwrap();
+    assert_eq!(resp.status(), 409);
     assert_eq!(
         resp.json::<Value>().await.unwrap()["error"]["code"],
         "EXECUTION_FAILED"
     );
-    for demo in ["list-invoices", "receivables-summary"] {
-        let resp = rpc(demo, json!({})).await.unwrap();
+    for demo in ["list-invoices", "receivables-summary", "issue-invoice"] {
+        let resp = rpc(demo, &editor, json!({})).await.unwrap();
         assert_eq!(resp.status(), 404, "{demo} is the demo's");
     }
     let sign_in = http
@@ -794,18 +814,38 @@ async fn without_demo_the_binary_serves_exactly_the_files_capabilities() {
         .await
         .unwrap();
     assert_eq!(sign_in.status(), 404, "no demo sign-in without --demo");
+    // A forged token reaches nothing, the backend least of all.
+    let at = editor.len() - 5;
+    let swapped = if &editor[at..=at] == "A" { "B" } else { "A" };
+    let forged = format!("{}{swapped}{}", &editor[..at], &editor[at + 1..]);
+    let resp = rpc("add-todo", &forged, json!({"title": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert_eq!(backend.seen_at("/todos/add").len(), 1);
+}
 
-    // No file: no capabilities at all.
-    let (_bare, bare_addr) = start_binary(&["--session-secret", BINARY_SECRET]);
-    let resp = http
-        .post(format!("{bare_addr}/rpc/list-invoices"))
-        .header("cookie", cookie.clone())
+#[actix_web::test]
+async fn our_own_bearer_token_never_reaches_the_backend_outside_jwt_mode() {
+    let (s, backend) = start_app().await;
+    let resp = s
+        .http
+        .post(s.url("/rpc/list-todos"))
+        .header("cookie", cookie(&s, &editor()))
+        .header("authorization", "Bearer our-own-session-token")
         .header("content-type", "application/json")
         .body("{}")
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), 404);
+    assert_eq!(resp.status(), 200);
+    let seen = &backend.seen_at("/todos/list")[0];
+    assert!(
+        !seen.headers.contains_key("authorization"),
+        "{:?}",
+        seen.headers
+    );
+    assert!(seen.headers.contains_key("x-dpas-actor"));
 }
 
 #[test]
