@@ -511,19 +511,22 @@ fn header_name(flag: &str, s: &str) -> Result<String, String> {
 
 impl IdentityArgs {
     /// The identity configuration, with the rules between the flags.
-    fn resolve(self, demo: bool) -> Result<AuthConfig, ConfigError> {
-        let kind = match (self.auth, demo) {
-            (None, true) => AuthKind::Demo,
-            (None, false) => return Err(ConfigError::MissingAuth),
-            (Some(AuthKind::Demo), false) => return Err(ConfigError::DemoAuthWithoutDemo),
-            (Some(k), _) => k,
-        };
+    fn resolve(self, demo: bool, own_sign_in: bool) -> Result<AuthConfig, ConfigError> {
         let jwt_flags = self.jwt_secret.is_some()
             || self.jwt_jwks.is_some()
             || self.jwt_issuer.is_some()
             || self.jwt_audience.is_some()
             || self.jwt_cookie.is_some();
         let proxy_flags = !self.trusted_proxies.is_empty() || self.proxy_secret.is_some();
+        let kind = match (self.auth, demo) {
+            (None, true) => AuthKind::Demo,
+            (None, false) if own_sign_in && !jwt_flags && !proxy_flags => {
+                return Ok(AuthConfig::Session)
+            }
+            (None, false) => return Err(ConfigError::MissingAuth),
+            (Some(AuthKind::Demo), false) => return Err(ConfigError::DemoAuthWithoutDemo),
+            (Some(k), _) => k,
+        };
         match kind {
             AuthKind::Demo | AuthKind::ProxyHeader if jwt_flags => Err(ConfigError::Identity(
                 if kind == AuthKind::Demo {
@@ -661,6 +664,18 @@ impl ServerConfig {
     /// Applies the rules between flags: `none` wins even under `--demo`; `--demo` defaults the
     /// model to scripted; a secret is required without `--demo`.
     pub fn from_cli(cli: Cli) -> Result<Self, ConfigError> {
+        Self::resolve(cli, false)
+    }
+
+    /// [`ServerConfig::from_cli`] for an embedder that signs its users in itself, minting the
+    /// session cookies with `state.sessions` (examples/todo-server): without `--auth` (and
+    /// without the `--jwt-*` and proxy flags) the identity is [`AuthConfig::Session`] instead
+    /// of an error. `--session-secret` is then required, as for any session.
+    pub fn from_cli_with_own_sign_in(cli: Cli) -> Result<Self, ConfigError> {
+        Self::resolve(cli, true)
+    }
+
+    fn resolve(cli: Cli, own_sign_in: bool) -> Result<Self, ConfigError> {
         let mut models = cli.model.into_iter();
         let model = match (models.next(), cli.demo) {
             (Some(m), _) => m,
@@ -681,7 +696,7 @@ impl ServerConfig {
                 return Err(ConfigError::RepeatedModel(m.to_string()));
             }
         }
-        let auth = cli.identity.resolve(cli.demo)?;
+        let auth = cli.identity.resolve(cli.demo, own_sign_in)?;
         // With JWTs nothing is signed by this server's own secret: it may be left out.
         let no_secret_needed = cli.demo || matches!(auth, AuthConfig::Jwt(_));
         let session_secret = match (cli.session_secret, no_secret_needed) {
@@ -761,6 +776,26 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("host-server").chain(args.iter().copied()))
             .map_err(|e| e.to_string())?;
         ServerConfig::from_cli(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_embedder_with_its_own_sign_in_gets_sessions_without_auth() {
+        let own = |args: &[&str]| {
+            let all = std::iter::once("todo-server").chain(args.iter().copied());
+            let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+            ServerConfig::from_cli_with_own_sign_in(cli).map_err(|e| e.to_string())
+        };
+        let secret = ["--session-secret", "0123456789abcdef0123456789abcdef"];
+        assert_eq!(own(&secret).unwrap().auth, AuthConfig::Session);
+        assert!(parse(&secret).unwrap_err().contains("--auth is required"));
+        assert!(own(&[]).unwrap_err().contains("session-secret"));
+        // Identity flags without --auth are still a mistake, not a session.
+        let jwt_without_auth = [&secret[..], &["--jwt-secret", secret[1]]].concat();
+        assert!(own(&jwt_without_auth)
+            .unwrap_err()
+            .contains("--auth is required"));
+        let jwt = [&secret[..], &["--auth", "jwt", "--jwt-secret", secret[1]]].concat();
+        assert!(matches!(own(&jwt).unwrap().auth, AuthConfig::Jwt(_)));
     }
 
     #[test]

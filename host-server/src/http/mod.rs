@@ -391,23 +391,23 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated invoice capabilities,
-/// with only the parts the input has; any other capability (an app's) is named by its id.
+/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated writes, with only the
+/// parts the input has; `<capability id> (id <id>)` for an embedder's capabilities.
 pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
-    if !crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
-        return r.capability_id.clone();
-    }
     let mut parts = Vec::new();
-    if let Some(id) = r
-        .input
-        .get("id")
-        .or_else(|| r.input.get("invoiceId"))
-        .and_then(Value::as_i64)
-    {
-        parts.push(format!("invoice {id}"));
-    }
-    if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
-        parts.push(format_eur(amount));
+    let id = r.input.get("id");
+    if crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
+        if let Some(id) = id
+            .or_else(|| r.input.get("invoiceId"))
+            .and_then(Value::as_i64)
+        {
+            parts.push(format!("invoice {id}"));
+        }
+        if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
+            parts.push(format_eur(amount));
+        }
+    } else if let Some(id) = id.and_then(Value::as_i64) {
+        parts.push(format!("id {id}"));
     }
     if parts.is_empty() {
         r.capability_id.clone()
