@@ -11,7 +11,7 @@ use crate::common::{builder, carla, start_with};
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
 /// A child process that is killed when the test ends, whatever happens.
-struct Child(std::process::Child);
+pub(crate) struct Child(pub(crate) std::process::Child);
 
 impl Drop for Child {
     fn drop(&mut self) {
@@ -20,7 +20,7 @@ impl Drop for Child {
     }
 }
 
-fn clean_command() -> Command {
+pub(crate) fn clean_command() -> Command {
     let mut cmd = Command::new(BIN);
     // Every flag has a `DPAS_*` fallback: none of the caller's may leak in.
     for (var, _) in std::env::vars_os() {
