@@ -29,6 +29,8 @@ pub struct AppState {
     pub steps: Arc<StepGate>,
     /// Sign-in requests per client address (`--sign-in-per-minute`).
     pub sign_in: Arc<AddressLimiter>,
+    /// Steps in flight and the shutdown state (`lifecycle`).
+    pub drain: crate::lifecycle::Drain,
 }
 
 impl std::fmt::Debug for AppState {
@@ -186,6 +188,7 @@ impl AppBuilder {
             sessions,
             ledger,
             pool,
+            drain: crate::lifecycle::Drain::default(),
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::common::{builder, carla, start_with};
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
 /// A child process that is killed when the test ends, whatever happens.
-struct Child(std::process::Child);
+pub(crate) struct Child(pub(crate) std::process::Child);
 
 impl Drop for Child {
     fn drop(&mut self) {
@@ -20,7 +20,7 @@ impl Drop for Child {
     }
 }
 
-fn clean_command() -> Command {
+pub(crate) fn clean_command() -> Command {
     let mut cmd = Command::new(BIN);
     for var in [
         "DPAS_LISTEN",
@@ -39,6 +39,10 @@ fn clean_command() -> Command {
         "DPAS_SECURE_COOKIES",
         "DPAS_APPROVAL_RETENTION",
         "DPAS_FAULT_HOOK",
+        "DPAS_METRICS_LISTEN",
+        "DPAS_DRAIN_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     ] {
         cmd.env_remove(var);
     }

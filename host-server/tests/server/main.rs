@@ -10,6 +10,7 @@ mod discovery;
 mod hardening;
 mod hygiene;
 mod ledger;
+mod lifecycle;
 mod manifest;
 mod mcp;
 mod sessions;
