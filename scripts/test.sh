@@ -42,3 +42,6 @@ bash scripts/e2e.sh
 
 step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
 SKIP_BUILD=1 bash scripts/packaging.sh
+
+step "examples: react-todo on todo-server (host-server as a library), one scripted turn in Chromium"
+SKIP_BUILD=1 bash scripts/examples.sh

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use sqlx::SqlitePool;
 
+use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, DbError};
 use crate::demo::{self, Ledger};
@@ -22,6 +23,8 @@ pub struct AppState {
     pub runtime: Arc<Runtime>,
     pub threads: Arc<dyn ThreadStore>,
     pub sessions: SessionKeys,
+    /// Where a request's identity comes from (`--auth`).
+    pub auth: Arc<Auth>,
     /// The demo ledger, when the demo domain is registered.
     pub ledger: Option<Ledger>,
     pub pool: SqlitePool,
@@ -52,6 +55,8 @@ pub enum StartupError {
     Registry(#[from] RegistryError),
     #[error("recovering approvals: {0}")]
     Approvals(crate::runtime::CapabilityError),
+    #[error(transparent)]
+    Auth(#[from] JwtSetupError),
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
@@ -118,6 +123,8 @@ impl AppBuilder {
     }
 
     pub async fn build(self) -> Result<AppState, StartupError> {
+        // Keys first: a JWKS that cannot be read stops the start before anything is written.
+        let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
         let pool = db::connect(&self.config.database_url).await?;
         let mut builder =
             Runtime::builder().approval_store(Arc::new(SqliteApprovalStore::new(pool.clone())));
@@ -186,6 +193,7 @@ impl AppBuilder {
             runtime: Arc::new(runtime),
             threads,
             sessions,
+            auth,
             ledger,
             pool,
             drain: crate::lifecycle::Drain::default(),

@@ -37,7 +37,8 @@ fn main() -> ExitCode {
 async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(config.listen)?;
     let addr = listener.local_addr()?;
-    if config.session_secret == SessionSecret::RandomPerProcess {
+    let sessions_matter = config.auth == host_server::config::AuthConfig::Session;
+    if sessions_matter && config.session_secret == SessionSecret::RandomPerProcess {
         tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
     }
     let database = config.database_url.clone();

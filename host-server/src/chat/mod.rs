@@ -50,8 +50,14 @@ pub fn models_for(spec: &ModelSpec) -> Result<ModelSet, ModelSetupError> {
 }
 
 impl ChatConfig {
-    /// The chat configuration of the demo application for a server configuration.
-    pub fn demo(config: &ServerConfig) -> Result<Self, ModelSetupError> {
+    /// The chat configuration of an application of your own: the models of `config` (every
+    /// `--model`, the first the default), your route → scope table and the preamble your
+    /// system prompt starts with (the host's tool rules follow it). Mount it with [`mount`].
+    pub fn for_app(
+        config: &ServerConfig,
+        floors: RouteFloors,
+        app_prompt: &str,
+    ) -> Result<Self, ModelSetupError> {
         Ok(Self {
             models: ModelSet::join(
                 std::iter::once(&config.model)
@@ -59,10 +65,15 @@ impl ChatConfig {
                     .map(models_for)
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            floors: Arc::new(RouteFloors::demo()),
-            app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
+            floors: Arc::new(floors),
+            app_prompt: Arc::from(app_prompt),
             model_timeout: config.model_timeout,
         })
+    }
+
+    /// The chat configuration of the demo application for a server configuration.
+    pub fn demo(config: &ServerConfig) -> Result<Self, ModelSetupError> {
+        Self::for_app(config, RouteFloors::demo(), prompt::DEMO_APP_PROMPT)
     }
 }
 

@@ -7,7 +7,6 @@ pub mod harden;
 pub mod limits;
 mod statics;
 
-use std::future::{ready, Ready};
 use std::net::TcpListener;
 
 use actix_web::body::MessageBody;
@@ -16,6 +15,7 @@ use actix_web::http::header::{ContentType, SET_COOKIE};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
 use dpas_protocol::{MessageContent, Role, WireModelMessage};
+use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -29,23 +29,17 @@ use crate::runtime::{
 };
 use crate::threads::ThreadAppend;
 
-/// Resolves the actor from the session cookie, or answers 401 `UNAUTHENTICATED`.
-pub fn actor_of(req: &HttpRequest) -> Result<Actor, ApiError> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Internal("application state is not registered".to_owned()))?;
-    state
-        .sessions
-        .actor_from_headers(req.headers())
-        .map_err(ApiError::from)
-}
+pub use crate::auth::actor_of;
 
+/// The actor, by the server's `--auth` mode, or the 401 that says why not. Extracting it
+/// reads headers only, so a handler that takes an `Actor` is refused before its body is read.
 impl FromRequest for Actor {
     type Error = ApiError;
-    type Future = Ready<Result<Self, Self::Error>>;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        ready(actor_of(req))
+        let req = req.clone();
+        Box::pin(async move { actor_of(&req).await })
     }
 }
 
@@ -152,6 +146,7 @@ where
 {
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
+    state.auth.spawn_refresh();
     let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
     actix_web::rt::spawn(async move {
         let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -207,18 +202,25 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
     }
 }
 
-fn user_json(actor: &Actor) -> Value {
-    json!({"email": actor.id, "name": actor.display_name, "role": actor.role})
+/// The user as `GET /api/session` shows it. A session's id is its email; the other modes
+/// give the email apart, or none (`null`).
+fn user_json(actor: &Actor, session: bool) -> Value {
+    let email = match &actor.email {
+        Some(email) => Some(email.as_str()),
+        None => session.then_some(actor.id.as_str()),
+    };
+    json!({"id": actor.id, "email": email, "name": actor.display_name, "role": actor.role})
 }
 
 /// The user, and the models `/agent/chat` serves (the default first; none without the chat).
 async fn get_session(
     chat: Option<web::Data<crate::chat::ChatConfig>>,
+    state: web::Data<AppState>,
     actor: Actor,
 ) -> HttpResponse {
     let models = chat.as_ref().map(|c| c.models.ids()).unwrap_or_default();
-    HttpResponse::Ok()
-        .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
+    let user = user_json(&actor, state.auth.is_session());
+    HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
 /// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
@@ -234,7 +236,8 @@ async fn post_session(
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    if !state.config.demo {
+    // The role picker is the demo's, and its cookie is the identity only in session mode.
+    if !state.config.demo || !state.auth.is_session() {
         return Err(ApiError::NotFound);
     }
     state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
@@ -248,14 +251,18 @@ async fn post_session(
     let cookie = state.sessions.set_cookie(&actor);
     Ok(HttpResponse::Ok()
         .insert_header((SET_COOKIE, cookie.encoded().to_string()))
-        .json(json!({"user": user_json(&actor)})))
+        .json(json!({"user": user_json(&actor, true)})))
 }
 
-/// Signs out: this session's cookie is refused from now on, also after a restart.
+/// Signs out: this session's cookie is refused from now on, also after a restart. With
+/// `--auth jwt|proxy-header` the app signs its users out itself: 404.
 async fn delete_session(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    if !state.auth.is_session() {
+        return Err(ApiError::NotFound);
+    }
     let claims = state
         .sessions
         .claims_from_headers(req.headers())
@@ -424,19 +431,23 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
+/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated writes, with only the
+/// parts the input has; `<capability id> (id <id>)` for an embedder's capabilities.
 pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
     let mut parts = Vec::new();
-    if let Some(id) = r
-        .input
-        .get("id")
-        .or_else(|| r.input.get("invoiceId"))
-        .and_then(Value::as_i64)
-    {
-        parts.push(format!("invoice {id}"));
-    }
-    if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
-        parts.push(format_eur(amount));
+    let id = r.input.get("id");
+    if crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
+        if let Some(id) = id
+            .or_else(|| r.input.get("invoiceId"))
+            .and_then(Value::as_i64)
+        {
+            parts.push(format!("invoice {id}"));
+        }
+        if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
+            parts.push(format_eur(amount));
+        }
+    } else if let Some(id) = id.and_then(Value::as_i64) {
+        parts.push(format!("id {id}"));
     }
     if parts.is_empty() {
         r.capability_id.clone()

@@ -9,6 +9,7 @@ mod cli;
 mod discovery;
 mod hardening;
 mod hygiene;
+mod identity;
 mod ledger;
 mod lifecycle;
 mod manifest;
