@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the @dpas/host npm package into host-wasm/pkg/:
 #   cargo release build for wasm32 (the root [profile.release]: opt-level z, LTO, one codegen
-#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Oz (npm
+#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Os (npm
 #   `binaryen`, host-wasm/tools) → the hand-written package.json and README from host-wasm/npm/.
 # Prints raw and gzip sizes and fails when .wasm + JS glue exceed the gzip budget.
 #
@@ -12,7 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-144384} # 141 KB
+# 141 KB, plus what the core/binding crate split measured (issue 13): +1,341 B gzip, generic
+# instantiations the two crates no longer share (host-wasm/README.md, "Size").
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-145725}
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use sqlx::SqlitePool;
 
+use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
 use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, DbError};
@@ -55,6 +56,8 @@ pub enum StartupError {
     Registry(#[from] RegistryError),
     #[error("recovering approvals: {0}")]
     Approvals(crate::runtime::CapabilityError),
+    #[error("the HTTP client of file capabilities: {0}")]
+    Executor(reqwest::Error),
     #[error(transparent)]
     Auth(#[from] JwtSetupError),
 }
@@ -67,6 +70,7 @@ pub struct AppBuilder {
     config: ServerConfig,
     demo_domain: bool,
     registrations: Vec<Registration>,
+    capability_file: Option<CapabilityFile>,
     clock: Option<Arc<dyn Clock>>,
     audit: Option<AuditHub>,
     ledger_today: Option<demo::ledger::Today>,
@@ -78,6 +82,7 @@ impl AppBuilder {
             config,
             demo_domain: true,
             registrations: Vec::new(),
+            capability_file: None,
             clock: None,
             audit: None,
             ledger_today: None,
@@ -102,6 +107,13 @@ impl AppBuilder {
         f: impl FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send + 'static,
     ) -> Self {
         self.registrations.push(Box::new(f));
+        self
+    }
+
+    /// Registers a capabilities file's capabilities (executed over HTTP, with `X-DPAS-Actor`
+    /// signed with a key derived from the session secret) and its policies.
+    pub fn capability_file(mut self, file: CapabilityFile) -> Self {
+        self.capability_file = Some(file);
         self
     }
 
@@ -150,6 +162,17 @@ impl AppBuilder {
         } else {
             None
         };
+        if let Some(file) = &self.capability_file {
+            let signer = match &self.config.session_secret {
+                SessionSecret::Given(s) => ActorSigner::from_secret(s.as_bytes()),
+                SessionSecret::RandomPerProcess => ActorSigner::random(),
+            };
+            // The app's own token goes on to its backend; our session tokens never do.
+            let forward = matches!(self.config.auth, crate::config::AuthConfig::Jwt(_));
+            let executor =
+                Arc::new(HttpExecutor::new(signer, forward).map_err(StartupError::Executor)?);
+            builder = file.register(builder, &executor);
+        }
         for r in self.registrations {
             builder = r(builder, &pool);
         }

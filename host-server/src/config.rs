@@ -120,6 +120,16 @@ pub struct Cli {
     /// Serve the built web app from this directory (SPA fallback to index.html).
     #[arg(long = "static", env = "DPAS_STATIC_DIR", value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
+    /// The app's capabilities, executed over HTTP by its backend, and their policies (JSON,
+    /// or TOML by the `.toml` extension; schema: host-server/schema/capabilities.schema.json).
+    #[arg(long = "capabilities", env = "DPAS_CAPABILITIES", value_name = "FILE")]
+    pub capabilities_file: Option<PathBuf>,
+    /// The app's preamble of the system prompt (replaces the demo's), as plain text.
+    #[arg(long = "prompt-file", env = "DPAS_PROMPT_FILE", value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// Route → scope floor, the JSON object the browser package takes as `routeScopes`.
+    #[arg(long = "routes", env = "DPAS_ROUTES", value_name = "FILE")]
+    pub routes_file: Option<PathBuf>,
     /// Secret for signing session cookies; required without --demo.
     #[arg(long, env = "DPAS_SESSION_SECRET", hide_env_values = true)]
     pub session_secret: Option<String>,
@@ -346,6 +356,10 @@ pub struct ServerConfig {
     pub model_timeout: Duration,
     pub demo: bool,
     pub static_dir: Option<PathBuf>,
+    /// `--capabilities`, `--prompt-file`, `--routes` (loaded by `appfiles::AppFiles::load`).
+    pub capabilities_file: Option<PathBuf>,
+    pub prompt_file: Option<PathBuf>,
+    pub routes_file: Option<PathBuf>,
     pub session_secret: SessionSecret,
     pub body_limit: usize,
     pub session_ttl: Duration,
@@ -718,6 +732,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(cli.model_timeout),
             demo: cli.demo,
             static_dir: cli.static_dir,
+            capabilities_file: cli.capabilities_file,
+            prompt_file: cli.prompt_file,
+            routes_file: cli.routes_file,
             session_secret,
             body_limit: cli.body_limit,
             session_ttl: Duration::from_secs(cli.session_ttl),
@@ -748,6 +765,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(45),
             demo: true,
             static_dir: None,
+            capabilities_file: None,
+            prompt_file: None,
+            routes_file: None,
             session_secret: SessionSecret::Given(secret.to_owned()),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),

@@ -2,6 +2,7 @@
 //! sessions, threads and the HTTP API, plus a builder to assemble them (see `app`).
 
 pub mod app;
+pub mod appfiles;
 pub mod auth;
 pub mod chat;
 pub mod config;

@@ -288,6 +288,7 @@ fn handler_error(capability: &str, e: HandlerError) -> CapabilityError {
             tracing::error!(%capability, %cause, "capability handler failed");
             CapabilityError::of(CapabilityErrorCode::InternalError)
         }
+        HandlerError::Governed(e) => e,
     }
 }
 

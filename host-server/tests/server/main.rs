@@ -2,6 +2,7 @@
 
 mod common;
 
+mod appfiles;
 mod approvals;
 mod audit;
 mod builder;

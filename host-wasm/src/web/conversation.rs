@@ -8,9 +8,9 @@ use super::surface::core_surface;
 use super::turn::{
     catalog_mode, messages_from_js, mint_id, outcome_to_js, route_floors, JsObserver, JsUi, Run,
 };
-use crate::conversation;
-use crate::settle::{Clock, SettlePolicy};
-use crate::turn::{TurnEvent, TurnObserver, TurnOptions, TurnOutcome, TurnStatus};
+use dpas_host_core::conversation;
+use dpas_host_core::settle::{Clock, SettlePolicy};
+use dpas_host_core::turn::{TurnEvent, TurnObserver, TurnOptions, TurnOutcome, TurnStatus};
 use dpas_protocol::frame::decode_usage;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{ErrorBody, Frame, RouteFloors};
@@ -23,7 +23,7 @@ use wasm_bindgen::prelude::*;
 struct Options {
     endpoint: String,
     threads_endpoint: String,
-    surface: crate::registry::Surface,
+    surface: dpas_host_core::registry::Surface,
     get_pathname: Function,
     route_floors: Option<RouteFloors>,
     until: Option<Function>,

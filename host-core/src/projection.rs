@@ -8,7 +8,7 @@
 
 use crate::capability::{tool_description, Effect};
 use crate::ids::Plane;
-use crate::registry::{SnapshotOptions, Surface};
+use crate::registry::{SnapshotOptions, Surface, SurfaceVersion};
 use crate::schema::empty_object_schema;
 use dpas_protocol::tool::{
     Confirmation, Truncated, TruncationReason, WireToolDescriptor, WireToolState,
@@ -33,7 +33,7 @@ pub struct ToolBinding {
 /// One step's catalog, built from one snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
-    pub surface_version: String,
+    pub surface_version: SurfaceVersion,
     pub descriptors: Vec<WireToolDescriptor>,
     /// One entry per descriptor, in descriptor order.
     pub state: Vec<WireToolState>,
@@ -109,7 +109,7 @@ fn sanitized(registration_id: &str) -> String {
     registration_id.replace('_', "-")
 }
 
-fn collect_entries(surface: &Surface, scope: &[String]) -> (String, Vec<Entry>) {
+fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<Entry>) {
     let snapshot = surface.snapshot(&SnapshotOptions {
         scope: scope.to_vec(),
         include_unavailable: true,

@@ -3,6 +3,7 @@
 //! Errors are agent-facing: a closed code enum, an agent-safe message, a retry hint and
 //! optional details. A handler's own error text never reaches this envelope.
 
+use crate::registry::SurfaceVersion;
 use dpas_protocol::json::object;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -248,7 +249,7 @@ pub struct InvocationResult {
     pub capability_id: String,
     pub outcome: Outcome,
     /// The surface version when the invocation settled.
-    pub surface_version: String,
+    pub surface_version: SurfaceVersion,
     /// The version moved while the invocation ran: the agent should re-discover.
     pub surface_changed: bool,
 }
@@ -297,10 +298,7 @@ impl InvocationResult {
                 map.insert("error".into(), error.to_value());
             }
         }
-        map.insert(
-            "surfaceVersion".into(),
-            Value::from(self.surface_version.clone()),
-        );
+        map.insert("surfaceVersion".into(), Value::from(self.surface_version));
         if self.surface_changed {
             map.insert("surfaceChanged".into(), Value::Bool(true));
         }
@@ -409,7 +407,7 @@ mod tests {
             invocation_id: "tc_1".into(),
             capability_id: "view:a.b".into(),
             outcome: Outcome::Ok(None),
-            surface_version: "3".into(),
+            surface_version: SurfaceVersion(3),
             surface_changed: false,
         };
         assert_eq!(result.tool_value(), json!({ "done": true }));

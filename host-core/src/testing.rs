@@ -192,6 +192,7 @@ pub fn demo_surface() -> (Surface, Rc<DemoScreen>, Rc<FakeClock>) {
     let surface = Surface::new(SurfaceOptions {
         clock: clock.clone(),
         seed: 7,
+        patterns: Rc::new(crate::pattern::NativePatterns),
     });
     let screen = Rc::new(DemoScreen::default());
     *screen.pathname.borrow_mut() = "/receivables/pending".into();

@@ -8,7 +8,7 @@
 //! nesting deeper than 8 or a schema over 16 kB is refused as unsupported.
 
 use crate::canonical::{json_text, to_canonical_string};
-use crate::pattern::Pattern;
+use crate::pattern::PatternEngine;
 use dpas_protocol::json::object;
 use serde_json::{Map, Value};
 
@@ -72,7 +72,7 @@ impl Issue {
 }
 
 /// Checks that a schema stays inside the supported subset.
-pub fn check_schema(schema: &Value) -> Result<(), String> {
+pub fn check_schema(schema: &Value, patterns: &dyn PatternEngine) -> Result<(), String> {
     let size = serde_json::to_string(schema)
         .map(|s| s.len())
         .unwrap_or(usize::MAX);
@@ -81,20 +81,26 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
             "schema is {size} bytes, over the limit of {MAX_SCHEMA_BYTES}"
         ));
     }
-    check_node(schema, schema, 0)
+    check_node(schema, schema, 0, patterns)
 }
 
 fn check_subschemas<'a>(
     children: impl IntoIterator<Item = &'a Value>,
     root: &Value,
     depth: usize,
+    patterns: &dyn PatternEngine,
 ) -> Result<(), String> {
     children
         .into_iter()
-        .try_for_each(|child| check_node(child, root, depth + 1))
+        .try_for_each(|child| check_node(child, root, depth + 1, patterns))
 }
 
-fn check_node(schema: &Value, root: &Value, depth: usize) -> Result<(), String> {
+fn check_node(
+    schema: &Value,
+    root: &Value,
+    depth: usize,
+    patterns: &dyn PatternEngine,
+) -> Result<(), String> {
     if depth > MAX_SCHEMA_DEPTH {
         return Err(format!(
             "schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
@@ -123,20 +129,22 @@ fn check_node(schema: &Value, root: &Value, depth: usize) -> Result<(), String> 
                 .is_some_and(|a| a.iter().all(Value::is_string)),
             "additionalProperties" | "uniqueItems" => value.is_boolean(),
             "pattern" => match value.as_str() {
-                Some(source) => Pattern::compile(source).map(|_| true)?,
+                Some(source) => patterns.check(source).map(|_| true)?,
                 None => false,
             },
             "format" => value.as_str().is_some_and(|f| FORMATS.contains(&f)),
             _ if NUMBER_KEYWORDS.contains(&key) => value.is_number(),
             _ if COUNT_KEYWORDS.contains(&key) => value.is_u64(),
             "properties" | "$defs" => match value.as_object() {
-                Some(children) => check_subschemas(children.values(), root, depth).map(|_| true)?,
+                Some(children) => {
+                    check_subschemas(children.values(), root, depth, patterns).map(|_| true)?
+                }
                 None => false,
             },
-            "items" => check_node(value, root, depth + 1).map(|_| true)?,
+            "items" => check_node(value, root, depth + 1, patterns).map(|_| true)?,
             "anyOf" => match value.as_array() {
                 Some(branches) if !branches.is_empty() => {
-                    check_subschemas(branches, root, depth).map(|_| true)?
+                    check_subschemas(branches, root, depth, patterns).map(|_| true)?
                 }
                 _ => false,
             },
@@ -269,9 +277,9 @@ fn format_matches(format: &str, text: &str) -> bool {
 }
 
 /// Validates `value` against `schema` (already accepted by [`check_schema`]).
-pub fn validate(schema: &Value, value: &Value) -> Vec<Issue> {
+pub fn validate(schema: &Value, value: &Value, patterns: &dyn PatternEngine) -> Vec<Issue> {
     let mut issues = Vec::new();
-    validate_node(schema, schema, value, "", &mut issues);
+    validate_node(schema, schema, value, "", &mut issues, patterns);
     issues
 }
 
@@ -282,7 +290,14 @@ fn issue(issues: &mut Vec<Issue>, path: &str, message: String) {
     });
 }
 
-fn validate_node(schema: &Value, root: &Value, value: &Value, path: &str, issues: &mut Vec<Issue>) {
+fn validate_node(
+    schema: &Value,
+    root: &Value,
+    value: &Value,
+    path: &str,
+    issues: &mut Vec<Issue>,
+    patterns: &dyn PatternEngine,
+) {
     let map = match schema {
         Value::Bool(true) => return,
         Value::Bool(false) => return issue(issues, path, "No value is allowed here".into()),
@@ -294,7 +309,7 @@ fn validate_node(schema: &Value, root: &Value, value: &Value, path: &str, issues
         .and_then(Value::as_str)
         .and_then(|r| resolve_ref(root, r))
     {
-        validate_node(target, root, value, path, issues);
+        validate_node(target, root, value, path, issues, patterns);
     }
     if let Some(expected) = map.get("type") {
         let allowed: Vec<&str> = match expected {
@@ -330,15 +345,15 @@ fn validate_node(schema: &Value, root: &Value, value: &Value, path: &str, issues
     if let Some(branches) = map.get("anyOf").and_then(Value::as_array) {
         if !branches
             .iter()
-            .any(|branch| validate(&with_root(branch, root), value).is_empty())
+            .any(|branch| validate(&with_root(branch, root), value, patterns).is_empty())
         {
             issue(issues, path, "Matches none of the allowed shapes".into());
         }
     }
     match value {
-        Value::Object(object) => validate_object(map, root, object, path, issues),
-        Value::Array(items) => validate_array(map, root, items, path, issues),
-        Value::String(text) => validate_string(map, text, path, issues),
+        Value::Object(object) => validate_object(map, root, object, path, issues, patterns),
+        Value::Array(items) => validate_array(map, root, items, path, issues, patterns),
+        Value::String(text) => validate_string(map, text, path, issues, patterns),
         Value::Number(number) => validate_number(map, number.as_f64().unwrap_or(0.0), path, issues),
         _ => {}
     }
@@ -362,6 +377,7 @@ fn validate_object(
     object: &Map<String, Value>,
     path: &str,
     issues: &mut Vec<Issue>,
+    patterns: &dyn PatternEngine,
 ) {
     let properties = map.get("properties").and_then(Value::as_object);
     for required in map
@@ -376,7 +392,9 @@ fn validate_object(
     }
     for (key, item) in object {
         match properties.and_then(|p| p.get(key)) {
-            Some(property) => validate_node(property, root, item, &pointer(path, key), issues),
+            Some(property) => {
+                validate_node(property, root, item, &pointer(path, key), issues, patterns)
+            }
             None if map.get("additionalProperties") == Some(&Value::Bool(false)) => {
                 issue(
                     issues,
@@ -429,6 +447,7 @@ fn validate_array(
     items: &[Value],
     path: &str,
     issues: &mut Vec<Issue>,
+    patterns: &dyn PatternEngine,
 ) {
     let count = items.len() as u64;
     check_count(
@@ -455,12 +474,19 @@ fn validate_array(
                 item,
                 &pointer(path, &index.to_string()),
                 issues,
+                patterns,
             );
         }
     }
 }
 
-fn validate_string(map: &Map<String, Value>, text: &str, path: &str, issues: &mut Vec<Issue>) {
+fn validate_string(
+    map: &Map<String, Value>,
+    text: &str,
+    path: &str,
+    issues: &mut Vec<Issue>,
+    patterns: &dyn PatternEngine,
+) {
     let length = js_length(text);
     check_count(
         map,
@@ -472,7 +498,7 @@ fn validate_string(map: &Map<String, Value>, text: &str, path: &str, issues: &mu
         issues,
     );
     if let Some(source) = map.get("pattern").and_then(Value::as_str) {
-        if !Pattern::compile(source).is_ok_and(|p| p.is_match(text)) {
+        if !patterns.is_match(source, text) {
             issue(
                 issues,
                 path,
@@ -573,8 +599,20 @@ pub fn reduce_input_schema(schema: &Value, bound: &[BoundField]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use serde_json::json;
+    use super::{
+        empty_object_schema, reduce_input_schema, BoundField, Issue, MAX_SCHEMA_BYTES,
+        OVERRIDABLE_NOTE,
+    };
+    use crate::pattern::NativePatterns;
+    use serde_json::{json, Value};
+
+    fn check_schema(schema: &Value) -> Result<(), String> {
+        super::check_schema(schema, &NativePatterns)
+    }
+
+    fn validate(schema: &Value, value: &Value) -> Vec<Issue> {
+        super::validate(schema, value, &NativePatterns)
+    }
 
     fn date() -> Value {
         json!({ "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$" })

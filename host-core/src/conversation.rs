@@ -9,7 +9,7 @@
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
 use dpas_protocol::json::object;
-use dpas_protocol::wire_name::decode_wire_name;
+use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
     ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
     WireModelMessage,
@@ -155,10 +155,6 @@ pub struct Conversation {
     next_message: u64,
     /// The assistant view the current step writes into; `None` after a boundary.
     open_assistant: Option<usize>,
-}
-
-fn is_browser_tool(wire_name: &str) -> bool {
-    wire_name.starts_with("view_") || wire_name.starts_with("surface_")
 }
 
 fn settled_state(ok: bool) -> ToolCallState {

@@ -5,6 +5,7 @@ use crate::capability::{
     ActionDef, Confirmation, Effect, HandlerError, ObservationDef, ProcedureDef,
 };
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+use crate::pattern::NativePatterns;
 use crate::schema::empty_object_schema;
 use futures_channel::oneshot;
 use futures_executor::{block_on, LocalPool};
@@ -47,6 +48,7 @@ impl Fixture {
         let surface = Surface::new(SurfaceOptions {
             clock: clock.clone(),
             seed: 42,
+            patterns: Rc::new(NativePatterns),
         });
         let events = Rc::new(RefCell::new(Vec::new()));
         let sink = events.clone();
@@ -257,7 +259,7 @@ fn ok_output(result: &InvocationResult) -> Option<&Value> {
 #[test]
 fn register_mints_a_registration_id_bumps_the_version_and_announces_it() {
     let f = Fixture::new();
-    assert_eq!(f.surface.version(), "0");
+    assert_eq!(f.surface.version(), SurfaceVersion(0));
     let handle = f.surface.register(pending_table(&f.screen)).unwrap();
     let id = handle.registration_id().unwrap();
     assert!(
@@ -265,12 +267,12 @@ fn register_mints_a_registration_id_bumps_the_version_and_announces_it() {
         "{id}"
     );
     assert_eq!(handle.status(), HandleStatus::Active);
-    assert_eq!(f.surface.version(), "1");
+    assert_eq!(f.surface.version(), SurfaceVersion(1));
     assert_eq!(f.take_events(), ["component-registered", "surface-changed"]);
     let second = f.surface.register(navigation()).unwrap();
     assert_ne!(second.registration_id(), handle.registration_id());
     assert!(second.registration_id().unwrap().starts_with("reg_2"));
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
 }
 
 #[test]
@@ -279,14 +281,14 @@ fn unregister_bumps_the_version_and_is_idempotent() {
     let handle = f.register(pending_table(&f.screen));
     assert!(handle.unregister());
     assert_eq!(handle.status(), HandleStatus::Unregistered);
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
     assert_eq!(
         f.take_events(),
         ["component-unregistered", "surface-changed"]
     );
     assert!(!handle.unregister());
     assert!(f.take_events().is_empty());
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
 }
 
 #[test]
@@ -301,7 +303,7 @@ fn a_duplicate_live_instance_is_rejected_with_a_dead_handle() {
         ..Default::default()
     }));
     assert_eq!(f.take_events(), ["component-rejected"]);
-    assert_eq!(f.surface.version(), "1");
+    assert_eq!(f.surface.version(), SurfaceVersion(1));
     let mut other = pending_table(&f.screen);
     other.instance_id = Some("second".into());
     assert_eq!(
@@ -406,7 +408,7 @@ fn listeners_may_mutate_the_surface_and_events_stay_in_order() {
             "surface-changed"
         ]
     );
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
 }
 
 #[test]
@@ -434,12 +436,12 @@ fn update_bumps_the_version_only_when_something_changes() {
         ..Default::default()
     }));
     assert!(f.take_events().is_empty());
-    assert_eq!(f.surface.version(), "1");
+    assert_eq!(f.surface.version(), SurfaceVersion(1));
     assert!(handle.update(ComponentUpdate {
         enabled: Some(false),
         ..Default::default()
     }));
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
     assert_eq!(f.take_events(), ["availability-changed", "surface-changed"]);
     let result = f.call("t1", SET_FILTERS, json!({}));
     let error = error_of(&result);
@@ -491,7 +493,7 @@ fn pushed_overrides_disable_one_capability_with_a_reason() {
         availability: vec![(sort.clone(), on)]
     }));
     assert!(f.call("t3", &sort, json!({ "key": null })).is_ok());
-    assert_eq!(f.surface.version(), "3");
+    assert_eq!(f.surface.version(), SurfaceVersion(3));
 }
 
 #[test]
@@ -548,7 +550,7 @@ fn recheck_reports_when_flips_without_bumping_the_version() {
             capability_ids: vec![CHASE.into()]
         }]
     );
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
     assert!(!f.surface.recheck_availability());
 }
 
@@ -561,7 +563,7 @@ fn snapshots_order_components_and_report_availability() {
     f.register(chase_dialog(&f.screen, &[]));
     f.register(navigation());
     let snapshot = f.surface.snapshot(&SnapshotOptions::default());
-    assert_eq!(snapshot.surface_version, "3");
+    assert_eq!(snapshot.surface_version, SurfaceVersion(3));
     let types: Vec<&str> = snapshot
         .components
         .iter()
@@ -777,7 +779,7 @@ fn a_version_move_during_execution_is_flagged() {
     f.register(def);
     let result = f.call("t1", "view:app.shell.openNavigation", json!({}));
     assert!(result.surface_changed);
-    assert_eq!(result.surface_version, "2");
+    assert_eq!(result.surface_version, SurfaceVersion(2));
     assert_eq!(result.to_value()["surfaceChanged"], true);
 }
 
@@ -1164,7 +1166,11 @@ fn a_binding_that_throws_at_registration_has_no_bound_keys() {
 #[test]
 fn without_an_executor_a_procedure_fails_as_transport() {
     let clock = Rc::new(FakeClock(Cell::new(0.0)));
-    let surface = Surface::new(SurfaceOptions { clock, seed: 1 });
+    let surface = Surface::new(SurfaceOptions {
+        clock,
+        seed: 1,
+        patterns: Rc::new(NativePatterns),
+    });
     let screen = Rc::new(RefCell::new(Screen {
         chase: Some(3),
         ..Default::default()
@@ -1281,24 +1287,24 @@ fn destructive_procedures_refuse_a_stale_surface_version() {
     let mut def = chase_dialog(&f.screen, &[]);
     def.procedures[0].effect = Effect::Destructive;
     f.register(def);
-    let request = |id: &str, version: &str| InvokeRequest {
+    let request = |id: &str, version: u64| InvokeRequest {
         invocation_id: Some(id.into()),
         capability_id: CHASE.into(),
-        surface_version: Some(version.into()),
+        surface_version: Some(SurfaceVersion(version)),
         confirmed: true,
         ..Default::default()
     };
-    let result = f.invoke(request("t1", "0"));
+    let result = f.invoke(request("t1", 0));
     assert_eq!(
         error_of(&result).details,
         Some(json!({ "reason": "surface-version-mismatch" }))
     );
-    assert!(f.invoke(request("t2", "1")).is_ok());
+    assert!(f.invoke(request("t2", 1)).is_ok());
     // For other effects the version is only a hint.
     f.register(pending_table(&f.screen));
     let result = f.invoke(InvokeRequest {
         capability_id: "view:invoices.pending.readFilters".into(),
-        surface_version: Some("0".into()),
+        surface_version: Some(SurfaceVersion(0)),
         ..Default::default()
     });
     assert!(result.is_ok());
@@ -1379,7 +1385,7 @@ fn replacing_handlers_alone_keeps_the_version_and_the_registration() {
     let mut def = pending_table(&f.screen);
     def.actions[1].execute = Handler::sync(|_, _| Ok(Some(json!("new handler"))));
     assert_eq!(handle.replace(def), Ok(false));
-    assert_eq!(f.surface.version(), "1");
+    assert_eq!(f.surface.version(), SurfaceVersion(1));
     assert!(f.take_events().is_empty());
     let result = f.call("t1", SORT, json!({ "key": "amount" }));
     assert_eq!(ok_output(&result), Some(&json!("new handler")));
@@ -1393,7 +1399,7 @@ fn replacing_the_structure_bumps_the_version_and_reports_flips() {
     let mut def = chase_dialog(&f.screen, &["invoiceId"]);
     def.procedures[0].availability = Availability::default();
     assert_eq!(handle.replace(def), Ok(true));
-    assert_eq!(f.surface.version(), "2");
+    assert_eq!(f.surface.version(), SurfaceVersion(2));
     assert_eq!(f.take_events(), ["availability-changed", "surface-changed"]);
     let snapshot = f.surface.snapshot(&SnapshotOptions::default());
     assert!(!snapshot.procedures[0].bound_fields[0].locked);
@@ -1418,4 +1424,18 @@ fn a_replacement_keeps_type_and_instance() {
     );
     handle.unregister();
     assert_eq!(handle.replace(pending_table(&f.screen)), Ok(false));
+}
+
+#[test]
+fn a_claimed_version_is_only_the_text_a_version_is_written_as() {
+    assert_eq!(SurfaceVersion::claimed("12"), SurfaceVersion(12));
+    assert_eq!(SurfaceVersion::claimed("0"), SurfaceVersion(0));
+    // Text that was never a version's never matched one; it still does not.
+    for text in ["012", "+12", "00", "12.0", " 12", "", "twelve"] {
+        let claim = SurfaceVersion::claimed(text);
+        assert!(
+            claim != SurfaceVersion(12) && claim != SurfaceVersion(0),
+            "{text:?}"
+        );
+    }
 }

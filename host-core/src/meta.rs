@@ -13,7 +13,7 @@
 use crate::capability::Effect;
 use crate::envelope::{ErrorCode, Retry, SurfaceError};
 
-use crate::registry::{InvokeRequest, SnapshotOptions, Surface};
+use crate::registry::{InvokeRequest, SnapshotOptions, Surface, SurfaceVersion};
 use crate::turn::{invoke_confirmed, Dispatched, TurnUi};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
 use dpas_protocol::json::object;
@@ -353,7 +353,10 @@ async fn target(
         capability_id,
         instance_id,
         registration_id,
-        surface_version: Some(text("surfaceVersion").unwrap_or_else(|| surface.version())),
+        surface_version: Some(
+            text("surfaceVersion")
+                .map_or_else(|| surface.version(), |v| SurfaceVersion::claimed(&v)),
+        ),
         input: Some(input),
         confirmed: false,
         cancel: ui.cancel_token(),
@@ -454,7 +457,7 @@ mod tests {
         let result = run(&surface, SURFACE_DISCOVER, Value::Null);
         assert!(result.dispatched.ok);
         let value = &result.dispatched.value;
-        assert_eq!(value["surfaceVersion"], surface.version());
+        assert_eq!(value["surfaceVersion"], Value::from(surface.version()));
         assert_eq!(value["components"].as_array().unwrap().len(), 3);
         assert_eq!(
             value["procedures"][0]["procedureId"],

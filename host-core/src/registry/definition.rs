@@ -2,6 +2,7 @@
 
 use crate::capability::{ActionDef, ComponentDef, ObservationDef, ProcedureDef};
 use crate::ids;
+use crate::pattern::PatternEngine;
 use crate::schema::{check_schema, BoundField};
 use serde_json::Value;
 
@@ -75,8 +76,9 @@ fn check_schema_of(
     which: &str,
     schema: &Value,
     input: bool,
+    patterns: &dyn PatternEngine,
 ) -> Result<(), DefinitionError> {
-    if let Err(reason) = check_schema(schema) {
+    if let Err(reason) = check_schema(schema, patterns) {
         return fail(
             DefinitionErrorCode::UnsupportedSchema,
             format!("{owner} {which} schema: {reason}"),
@@ -92,7 +94,7 @@ fn check_schema_of(
 }
 
 /// Checks ids, descriptions, effects and schemas of a definition.
-pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
+pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), DefinitionError> {
     let component_type = &def.component_type;
     if !ids::is_component_type(component_type) {
         return fail(
@@ -136,7 +138,7 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
     }
     for observation in &def.observations {
         let id = ids::view_capability_id(component_type, &observation.name);
-        check_schema_of(&id, "output", &observation.output_schema, false)?;
+        check_schema_of(&id, "output", &observation.output_schema, false, patterns)?;
     }
     for action in &def.actions {
         let id = ids::view_capability_id(component_type, &action.name);
@@ -149,14 +151,14 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
                 ),
             );
         }
-        check_schema_of(&id, "input", &action.input_schema, true)?;
+        check_schema_of(&id, "input", &action.input_schema, true, patterns)?;
         if let Some(output) = &action.output_schema {
-            check_schema_of(&id, "output", output, false)?;
+            check_schema_of(&id, "output", output, false, patterns)?;
         }
     }
     let mut paths: Vec<&str> = Vec::new();
     for procedure in &def.procedures {
-        validate_procedure(procedure)?;
+        validate_procedure(procedure, patterns)?;
         if paths.contains(&procedure.path.as_str()) {
             return fail(
                 DefinitionErrorCode::DuplicateCapability,
@@ -171,7 +173,10 @@ pub fn validate(def: &ComponentDef) -> Result<(), DefinitionError> {
     Ok(())
 }
 
-fn validate_procedure(procedure: &ProcedureDef) -> Result<(), DefinitionError> {
+fn validate_procedure(
+    procedure: &ProcedureDef,
+    patterns: &dyn PatternEngine,
+) -> Result<(), DefinitionError> {
     let id = ids::domain_capability_id(&procedure.path);
     if ids::parse_capability_id(&id).is_none() {
         return fail(
@@ -189,9 +194,9 @@ fn validate_procedure(procedure: &ProcedureDef) -> Result<(), DefinitionError> {
         );
     }
     check_description(&id, &procedure.description, MAX_CAPABILITY_DESCRIPTION)?;
-    check_schema_of(&id, "input", &procedure.input_schema, true)?;
+    check_schema_of(&id, "input", &procedure.input_schema, true, patterns)?;
     if let Some(output) = &procedure.output_schema {
-        check_schema_of(&id, "output", output, false)?;
+        check_schema_of(&id, "output", output, false, patterns)?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
 //! it is available, never observation output.
 
-use super::{Registration, Surface};
+use super::{Registration, Surface, SurfaceVersion};
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
@@ -110,7 +110,7 @@ pub struct ProcedureSnapshot {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
-    pub surface_version: String,
+    pub surface_version: SurfaceVersion,
     pub components: Vec<ComponentSnapshot>,
     pub procedures: Vec<ProcedureSnapshot>,
 }

@@ -4,13 +4,14 @@
 //! terminal cache, events). Policies (4), preconditions as a separate hook (7) and admission
 //! queues (8) are not part of this host's subset; handlers report preconditions as typed errors.
 
-use super::{Registration, Surface, SurfaceEvent, Unmounted};
+use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
 use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
     CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
 };
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
+use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
 use dpas_protocol::json::object;
 use futures_util::future::{self, Either, LocalBoxFuture, Shared};
@@ -33,7 +34,7 @@ pub struct InvokeRequest {
     pub instance_id: Option<String>,
     /// The staleness token from the catalog the call was made against.
     pub registration_id: Option<String>,
-    pub surface_version: Option<String>,
+    pub surface_version: Option<SurfaceVersion>,
     pub input: Option<Value>,
     /// The user approved this call through the host's confirm callback.
     pub confirmed: bool,
@@ -85,7 +86,7 @@ fn fingerprint(request: &InvokeRequest) -> String {
         ("capabilityId", request.capability_id.as_str().into()),
         ("registrationId", request.registration_id.clone().into()),
         ("instanceId", request.instance_id.clone().into()),
-        ("surfaceVersion", request.surface_version.clone().into()),
+        ("surfaceVersion", request.surface_version.into()),
         ("input", request.input.clone().into()),
     ]))
 }
@@ -111,7 +112,7 @@ impl Surface {
         });
         match state.invocations.get(&invocation_id) {
             Some(entry) if entry.fingerprint != fingerprint => {
-                let version = state.version.to_string();
+                let version = SurfaceVersion(state.version);
                 drop(state);
                 let error = SurfaceError::new(
                     ErrorCode::InvocationConflict,
@@ -123,7 +124,7 @@ impl Surface {
                     &invocation_id,
                     &request.capability_id,
                     Outcome::Error(error),
-                    &version,
+                    version,
                 ))
                 .boxed_local();
             }
@@ -160,7 +161,7 @@ impl Surface {
         invocation_id: &str,
         capability_id: &str,
         outcome: Outcome,
-        version_at_start: &str,
+        version_at_start: SurfaceVersion,
     ) -> InvocationResult {
         let surface_version = self.version();
         InvocationResult {
@@ -183,7 +184,7 @@ impl Surface {
             Ok((resolved, input, ctx)) => self.execute(resolved, input, ctx).await,
             Err(error) => Outcome::Error(error),
         };
-        let result = self.result(&invocation_id, &capability_id, outcome, &version_at_start);
+        let result = self.result(&invocation_id, &capability_id, outcome, version_at_start);
         self.settle_entry(&invocation_id, &result);
         let code = result.error().map(|e| e.code);
         self.emit([SurfaceEvent::InvocationSettled {
@@ -264,7 +265,7 @@ impl Surface {
                 effect,
                 ..
             } => {
-                let issues = validate(input_schema, &raw_input);
+                let issues = validate(input_schema, &raw_input, &*self.inner.patterns);
                 if !issues.is_empty() {
                     return Err(SurfaceError::invalid_input(
                         capability_id,
@@ -280,6 +281,7 @@ impl Surface {
                     procedure,
                     &registration.bound[*index],
                     raw_input,
+                    &*self.inner.patterns,
                 )?;
                 (input, procedure.effective_confirmation(), procedure.effect)
             }
@@ -542,7 +544,7 @@ impl Surface {
             }
         };
         match settled {
-            Ok(output) => check_output(output, output_schema.as_ref()),
+            Ok(output) => check_output(output, output_schema.as_ref(), &*self.inner.patterns),
             Err(HandlerError::Threw(_)) => Outcome::Error(SurfaceError::handler_threw()),
             Err(HandlerError::Failed(error)) => Outcome::Error(error),
         }
@@ -550,7 +552,11 @@ impl Surface {
 }
 
 /// Phase 10 output checks: at most [`MAX_OUTPUT_BYTES`] and valid against the output schema.
-fn check_output(output: Option<Value>, schema: Option<&Value>) -> Outcome {
+fn check_output(
+    output: Option<Value>,
+    schema: Option<&Value>,
+    patterns: &dyn PatternEngine,
+) -> Outcome {
     let failed = |reason: &str, message: &str| {
         Outcome::Error(
             SurfaceError::new(ErrorCode::ExecutionFailed, Retry::No, message)
@@ -566,7 +572,7 @@ fn check_output(output: Option<Value>, schema: Option<&Value>) -> Outcome {
             "The capability returned more than 32 kB. Narrow the request and call it again.",
         );
     }
-    if schema.is_some_and(|schema| !validate(schema, &value).is_empty()) {
+    if schema.is_some_and(|schema| !validate(schema, &value, patterns).is_empty()) {
         return failed(
             "output-invalid",
             "The capability returned output that does not match its declared schema.",
@@ -582,6 +588,7 @@ fn effective_procedure_input(
     procedure: &crate::capability::ProcedureDef,
     bound: &[BoundField],
     input: Value,
+    patterns: &dyn PatternEngine,
 ) -> Result<Value, SurfaceError> {
     let Value::Object(agent) = input else {
         let issue = Issue {
@@ -602,7 +609,7 @@ fn effective_procedure_input(
         return Err(SurfaceError::locked_fields(capability_id, locked));
     }
     let (reduced, _) = super::snapshot::bound_view(&procedure.input_schema, bound);
-    let issues = validate(&reduced, &Value::Object(agent.clone()));
+    let issues = validate(&reduced, &Value::Object(agent.clone()), patterns);
     if !issues.is_empty() {
         return Err(SurfaceError::invalid_input(
             capability_id,
@@ -630,7 +637,7 @@ fn effective_procedure_input(
         }
     }
     let merged = Value::Object(merged);
-    if !validate(&procedure.input_schema, &merged).is_empty() {
+    if !validate(&procedure.input_schema, &merged, patterns).is_empty() {
         return Err(binding_failed());
     }
     Ok(merged)

@@ -42,7 +42,7 @@ pub async fn dispatch(
         capability_id: binding.canonical_id.clone(),
         instance_id: Some(binding.instance_id.clone()),
         registration_id: Some(binding.registration_id.clone()),
-        surface_version: Some(live.surface_version.clone()),
+        surface_version: Some(live.surface_version),
         input: Some(input),
         confirmed: false,
         cancel: ui.cancel_token(),

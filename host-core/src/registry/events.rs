@@ -1,6 +1,7 @@
 //! Surface events and their delivery: after the mutation that caused them, in order, with
 //! re-entrant emissions queued rather than nested.
 
+use super::SurfaceVersion;
 use crate::envelope::ErrorCode;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -10,7 +11,7 @@ use std::rc::Rc;
 #[derive(Debug, Clone, PartialEq)]
 pub enum SurfaceEvent {
     /// Any surface-affecting mutation; carries the new version.
-    SurfaceChanged { surface_version: String },
+    SurfaceChanged { surface_version: SurfaceVersion },
     /// Capabilities whose availability flipped.
     AvailabilityChanged { capability_ids: Vec<String> },
     ComponentRegistered {

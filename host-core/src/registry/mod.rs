@@ -20,6 +20,7 @@ pub use snapshot::{
 
 use crate::capability::{Availability, ComponentDef, Handler};
 use crate::ids::{self, IdRng};
+use crate::pattern::PatternEngine;
 use crate::schema::BoundField;
 use crate::settle::Clock;
 use crate::vec_map::VecMap;
@@ -55,6 +56,9 @@ pub struct ComponentUpdate {
 pub struct SurfaceOptions {
     pub clock: Rc<dyn Clock>,
     pub seed: u64,
+    /// Compiles and matches schema `pattern`s: the browser's `RegExp` in the package,
+    /// [`crate::pattern::NativePatterns`] elsewhere.
+    pub patterns: Rc<dyn PatternEngine>,
 }
 
 /// Whether a component's capabilities are still alive; in-flight calls race against it.
@@ -205,6 +209,7 @@ pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
     pub(crate) events: EventBus,
     pub(crate) clock: Rc<dyn Clock>,
+    pub(crate) patterns: Rc<dyn PatternEngine>,
     pub(crate) executor: RefCell<Option<Handler>>,
 }
 
@@ -212,6 +217,52 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Surface {
     pub(crate) inner: Rc<Inner>,
+}
+
+/// `surfaceVersion`: a counter every structural change bumps, compared for equality only.
+/// The wire (catalog, meta tools, invocation results) carries its decimal text, as
+/// agent-surface has it; JS gets the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SurfaceVersion(pub u64);
+
+impl SurfaceVersion {
+    /// What a client claims the version is (meta mode's `surfaceVersion` text). Only the text a
+    /// version is written as names it (no sign, no leading zero); any other text is a claim no
+    /// surface ever matches, as it was when versions were compared as text.
+    pub fn claimed(text: &str) -> Self {
+        let written = text == "0" || !text.starts_with(['0', '+']);
+        match text.parse() {
+            Ok(version) if written => Self(version),
+            _ => Self(u64::MAX),
+        }
+    }
+
+    /// The decimal text the wire carries.
+    pub fn to_wire(self) -> String {
+        self.0.to_string()
+    }
+}
+
+impl From<SurfaceVersion> for serde_json::Value {
+    fn from(version: SurfaceVersion) -> Self {
+        Self::String(version.to_wire())
+    }
+}
+
+impl serde::Serialize for SurfaceVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_wire())
+    }
+}
+
+/// A surface that does not keep its registry alive: what a listener the registry holds keeps.
+#[derive(Clone)]
+pub struct WeakSurface(Weak<Inner>);
+
+impl WeakSurface {
+    pub fn upgrade(&self) -> Option<Surface> {
+        self.0.upgrade().map(|inner| Surface { inner })
+    }
 }
 
 /// Where a handle's registration stands.
@@ -297,14 +348,18 @@ impl Surface {
                 state: RefCell::new(state),
                 events: EventBus::default(),
                 clock: options.clock,
+                patterns: options.patterns,
                 executor: RefCell::new(None),
             }),
         }
     }
 
-    /// `surfaceVersion`: a decimal string, compared for equality only.
-    pub fn version(&self) -> String {
-        self.inner.state.borrow().version.to_string()
+    pub fn downgrade(&self) -> WeakSurface {
+        WeakSurface(Rc::downgrade(&self.inner))
+    }
+
+    pub fn version(&self) -> SurfaceVersion {
+        SurfaceVersion(self.inner.state.borrow().version)
     }
 
     /// Installs the function that executes `domain:` references (typically the app's `/rpc`
@@ -327,9 +382,9 @@ impl Surface {
     }
 
     /// Bumps the version; the caller emits `surface-changed` once its borrow is released.
-    fn bump(state: &mut State) -> String {
+    fn bump(state: &mut State) -> SurfaceVersion {
         state.version += 1;
-        state.version.to_string()
+        SurfaceVersion(state.version)
     }
 
     fn now(&self) -> f64 {
@@ -339,7 +394,7 @@ impl Surface {
     /// Registers a mounted component. Structural defects are errors; a duplicate live
     /// instance of the same type is a rejected (dead) handle and a `component-rejected` event.
     pub fn register(&self, def: ComponentDef) -> Result<ComponentHandle, DefinitionError> {
-        definition::validate(&def)?;
+        definition::validate(&def, &*self.inner.patterns)?;
         let instance_id = def
             .instance_id
             .clone()
@@ -503,7 +558,7 @@ impl Surface {
         registration_id: &str,
         def: ComponentDef,
     ) -> Result<bool, DefinitionError> {
-        definition::validate(&def)?;
+        definition::validate(&def, &*self.inner.patterns)?;
         let instance_id = def
             .instance_id
             .clone()
