@@ -714,6 +714,20 @@ fn a_malformed_file_is_refused_with_its_line_and_reason() {
         err.contains("at /capabilities/0/inputSchema/type:"),
         "{err}"
     );
+    // More capabilities than one step may offer the model.
+    let one: Value = serde_json::from_str::<Value>(&good("")).unwrap()["capabilities"][0].clone();
+    let many: Vec<Value> = (0..129)
+        .map(|i| {
+            let mut c = one.clone();
+            c["id"] = json!(format!("c{i}"));
+            c
+        })
+        .collect();
+    let err = parse(&json!({"capabilities": many}).to_string(), Format::Json);
+    assert!(
+        err.contains("at /capabilities:") && err.contains("more than 128"),
+        "{err}"
+    );
     // What neither can say: named by capability or policy.
     let twice = good("").replace("[{", "[{\"id\":\"a\",\"description\":\"d\",\"sideEffect\":\"read\",\"risk\":\"low\",\"expose\":[],\"inputSchema\":{\"type\":\"object\"},\"http\":{\"url\":\"http://h/x\"}},{");
     assert!(parse(&twice, Format::Json).contains("capability \"a\": the id is used twice"));
