@@ -33,6 +33,8 @@ pub struct AppState {
     pub steps: Arc<StepGate>,
     /// Sign-in requests per client address (`--sign-in-per-minute`).
     pub sign_in: Arc<AddressLimiter>,
+    /// Steps in flight and the shutdown state (`lifecycle`).
+    pub drain: crate::lifecycle::Drain,
 }
 
 impl std::fmt::Debug for AppState {
@@ -217,6 +219,7 @@ impl AppBuilder {
             auth,
             ledger,
             pool,
+            drain: crate::lifecycle::Drain::default(),
         })
     }
 }

@@ -19,6 +19,8 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Default time in-flight steps get to finish after SIGTERM, in seconds.
+pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
@@ -165,6 +167,13 @@ pub struct Cli {
     /// clients such as MCP approval deep links; without it the request's own origin is used.
     #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// Serve `GET /metrics` on this address instead of on `--listen`.
+    #[arg(long, env = "DPAS_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Seconds in-flight steps get to finish after SIGTERM; steps still running then are
+    /// stopped and saved with their open calls settled.
+    #[arg(long, env = "DPAS_DRAIN_TIMEOUT", default_value_t = DEFAULT_DRAIN_TIMEOUT_SECS)]
+    pub drain_timeout: u64,
     #[command(flatten)]
     pub identity: IdentityArgs,
 }
@@ -366,6 +375,10 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// `--public-url`, without a trailing `/`.
     pub public_url: Option<String>,
+    /// Where `GET /metrics` is served when not on `listen`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How long in-flight steps get after SIGTERM.
+    pub drain_timeout: Duration,
     /// Where a request's identity comes from.
     pub auth: AuthConfig,
 }
@@ -736,6 +749,8 @@ impl ServerConfig {
                 .map(|o| normalise_origin(o).ok_or_else(|| ConfigError::BadOrigin(o.clone())))
                 .collect::<Result<_, _>>()?,
             public_url: cli.public_url,
+            metrics_listen: cli.metrics_listen,
+            drain_timeout: Duration::from_secs(cli.drain_timeout),
             auth,
         })
     }
@@ -763,6 +778,8 @@ impl ServerConfig {
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
             allowed_origins: Vec::new(),
             public_url: None,
+            metrics_listen: None,
+            drain_timeout: Duration::from_secs(DEFAULT_DRAIN_TIMEOUT_SECS),
             auth: AuthConfig::Session,
         }
     }

@@ -107,3 +107,22 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
     Migrator::new(Embedded).await?.run(&pool).await?;
     Ok(pool)
 }
+
+/// Readiness: the database answers and every migration this build knows is applied.
+/// `Err` says what is missing, for the log (`GET /api/ready` answers 503 without it).
+pub async fn ready(pool: &SqlitePool) -> Result<(), String> {
+    sqlx::query("SELECT 1")
+        .execute(pool)
+        .await
+        .map_err(|e| format!("database unreachable: {e}"))?;
+    let applied: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE success = 1")
+            .fetch_one(pool)
+            .await
+            .map_err(|e| format!("migrations unreadable: {e}"))?;
+    let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    if applied < known {
+        return Err(format!("{applied} of {known} migrations applied"));
+    }
+    Ok(())
+}

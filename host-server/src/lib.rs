@@ -9,6 +9,7 @@ pub mod config;
 pub mod db;
 pub mod demo;
 pub mod http;
+pub mod lifecycle;
 pub mod mcp;
 pub mod runtime;
 pub mod session;

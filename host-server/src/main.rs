@@ -7,7 +7,7 @@ use clap::Parser;
 use host_server::appfiles::AppFiles;
 use host_server::chat::{self, ChatConfig};
 use host_server::config::{Cli, SessionSecret};
-use host_server::{http, AppBuilder, ServerConfig};
+use host_server::{http, lifecycle, AppBuilder, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -60,11 +60,22 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     }
     let state = app.build().await?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    let server = http::serve_with(state, listener, workers, chat::mount(chat_config))?;
+    let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
+    // Kept to stop the socket listening the moment a drain begins.
+    let listeners = vec![listener.try_clone()?];
+    let server =
+        http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
         "listening on http://{addr} database={database} model={model}{}",
         if demo { " demo=on" } else { "" }
     );
-    server.await?;
+    lifecycle::serve_until_drained(
+        server,
+        listeners,
+        drain,
+        deadline,
+        lifecycle::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }

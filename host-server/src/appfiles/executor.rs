@@ -39,7 +39,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// Signs the `X-DPAS-Actor` header: `v1.<payload>.<signature>`, where `payload` is the
-/// base64url (no padding) of the JSON `{"id","kind","name","role","iat","invocationId"}` and
+/// base64url (no padding) of the JSON `{"id","kind","name","role","iat","invocationId"}`
+/// (plus `"email"` when the identity gave one apart from the id) and
 /// `signature` the base64url of HMAC-SHA256 over the ASCII text `v1.<payload>`, keyed with
 /// HMAC-SHA256(key = the session secret's bytes, message = `dpas-actor-v1`).
 #[derive(Clone)]
@@ -71,7 +72,7 @@ impl ActorSigner {
 
     /// The header value for `actor` acting in `invocation_id`, issued at `iat` (Unix s).
     pub fn sign(&self, actor: &Actor, invocation_id: &str, iat: i64) -> String {
-        let claims = json!({
+        let mut claims = json!({
             "id": actor.id,
             "kind": actor.kind,
             "name": actor.display_name,
@@ -79,6 +80,9 @@ impl ActorSigner {
             "iat": iat,
             "invocationId": invocation_id,
         });
+        if let Some(email) = &actor.email {
+            claims["email"] = json!(email);
+        }
         let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
         let signed = format!("v1.{payload}");
         let tag = hmac::sign(&self.key, signed.as_bytes());
@@ -527,6 +531,11 @@ mod tests {
         let signer = ActorSigner::from_secret(b"0123456789abcdef0123456789abcdef");
         let actor = Actor::user("u1", "Una", "editor");
         let header = signer.sign(&actor, "exe_1", 1_700_000_000);
+        // Computed with Node's `crypto` as the server README tells a backend to verify it.
+        assert_eq!(
+            header,
+            "v1.eyJpZCI6InUxIiwia2luZCI6InVzZXIiLCJuYW1lIjoiVW5hIiwicm9sZSI6ImVkaXRvciIsImlhdCI6MTcwMDAwMDAwMCwiaW52b2NhdGlvbklkIjoiZXhlXzEifQ.0Wyg70oWV1ZINuSI3I3pmxpvP8TLYym1EBwTNlE5lpA"
+        );
         let claims = signer.verify(&header).unwrap();
         assert_eq!(
             claims,

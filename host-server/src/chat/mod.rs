@@ -83,21 +83,17 @@ impl ChatConfig {
     /// otherwise the demo's under `--demo`, and no preamble and no route floors (every
     /// capability offered everywhere) without it.
     pub fn configured(config: &ServerConfig, files: &AppFiles) -> Result<Self, ModelSetupError> {
-        let mut chat = Self::demo(config)?;
-        if let Some(routes) = &files.routes {
-            chat.floors = Arc::new(routes.clone());
-        } else if !config.demo {
-            chat.floors = Arc::new(RouteFloors::new(
-                SHELL_SCOPE,
-                Vec::<(String, Vec<String>)>::new(),
-            ));
-        }
-        if let Some(prompt) = &files.prompt {
-            chat.app_prompt = Arc::from(prompt.as_str());
-        } else if !config.demo {
-            chat.app_prompt = Arc::from("");
-        }
-        Ok(chat)
+        let floors = match (&files.routes, config.demo) {
+            (Some(routes), _) => routes.clone(),
+            (None, true) => RouteFloors::demo(),
+            (None, false) => RouteFloors::new(SHELL_SCOPE, Vec::<(String, Vec<String>)>::new()),
+        };
+        let prompt = match (&files.prompt, config.demo) {
+            (Some(prompt), _) => prompt.as_str(),
+            (None, true) => prompt::DEMO_APP_PROMPT,
+            (None, false) => "",
+        };
+        Self::for_app(config, floors, prompt)
     }
 }
 

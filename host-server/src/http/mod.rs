@@ -52,6 +52,7 @@ pub(crate) fn resource(path: &str) -> actix_web::Resource {
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
+        .route("/api/ready", web::get().to(ready_check))
         .service(
             resource("/api/session")
                 .get(get_session)
@@ -116,12 +117,29 @@ pub fn serve(state: AppState, listener: TcpListener, workers: usize) -> std::io:
     serve_with(state, listener, workers, |_| {})
 }
 
-/// [`serve`] with extra routes mounted ahead of the built-in ones.
+/// [`serve`] with extra routes mounted ahead of the built-in ones. The server stops on
+/// SIGTERM/SIGINT by itself (actix's own graceful stop, which waits for connections only).
 pub fn serve_with<F>(
     state: AppState,
     listener: TcpListener,
     workers: usize,
     extra: F,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
+    serve_with_signals(state, listener, workers, extra, true)
+}
+
+/// [`serve_with`]; without `signals` the server does not stop on SIGTERM/SIGINT by itself:
+/// [`crate::lifecycle::serve_until_drained`] stops it once the step runs, which outlive
+/// their responses, are over.
+pub fn serve_with_signals<F>(
+    state: AppState,
+    listener: TcpListener,
+    workers: usize,
+    extra: F,
+    signals: bool,
 ) -> std::io::Result<Server>
 where
     F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
@@ -140,17 +158,20 @@ where
             }
         }
     });
-    Ok(
-        HttpServer::new(move || app_with(state.clone(), extra.clone()))
-            .workers(workers.max(1))
-            .client_request_timeout(head_deadline)
-            // A step streams many small NDJSON frames on a keep-alive connection. With
-            // Nagle's algorithm on, every frame after the first waits for the client's
-            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
-            .tcp_nodelay(true)
-            .listen(listener)?
-            .run(),
-    )
+    let mut server = HttpServer::new(move || app_with(state.clone(), extra.clone()))
+        .workers(workers.max(1))
+        .client_request_timeout(head_deadline)
+        // A step streams many small NDJSON frames on a keep-alive connection. With
+        // Nagle's algorithm on, every frame after the first waits for the client's
+        // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+        .tcp_nodelay(true);
+    if !signals {
+        // The drain has waited for the runs already: what is left are closing responses.
+        server = server
+            .disable_signals()
+            .shutdown_timeout(crate::lifecycle::CLOSE_TIMEOUT_SECS);
+    }
+    Ok(server.listen(listener)?.run())
 }
 
 pub(crate) async fn method_not_allowed() -> HttpResponse {
@@ -160,6 +181,25 @@ pub(crate) async fn method_not_allowed() -> HttpResponse {
 
 async fn health() -> HttpResponse {
     HttpResponse::Ok().json(json!({"ok": true}))
+}
+
+/// 200 when the database answers with every migration applied and the server is not
+/// shutting down; 503 `NOT_READY` otherwise (the cause goes to the log).
+async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
+    let not_ready = |message: &str| {
+        HttpResponse::ServiceUnavailable()
+            .json(json!({"error": {"code": "NOT_READY", "message": message}}))
+    };
+    if state.drain.is_draining() {
+        return not_ready("The server is shutting down.");
+    }
+    match crate::db::ready(&state.pool).await {
+        Ok(()) => HttpResponse::Ok().json(json!({"ok": true})),
+        Err(cause) => {
+            tracing::warn!(%cause, "not ready");
+            not_ready("The database is not ready.")
+        }
+    }
 }
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes

@@ -22,10 +22,12 @@ impl Drop for Child {
 
 pub(crate) fn clean_command() -> Command {
     let mut cmd = Command::new(BIN);
-    // Every flag has a `DPAS_*` fallback: none of the caller's may leak in.
+    // Every flag has a `DPAS_*` fallback: none of the caller's may leak in, nor the
+    // OpenTelemetry exporter's own `OTEL_*` variables.
     for (var, _) in std::env::vars_os() {
-        if var.to_string_lossy().starts_with("DPAS_") {
-            cmd.env_remove(var);
+        let name = var.to_string_lossy();
+        if name.starts_with("DPAS_") || name.starts_with("OTEL_") {
+            cmd.env_remove(&var);
         }
     }
     cmd.env("RUST_LOG", "warn");

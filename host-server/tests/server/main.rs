@@ -12,6 +12,7 @@ mod hardening;
 mod hygiene;
 mod identity;
 mod ledger;
+mod lifecycle;
 mod manifest;
 mod mcp;
 mod sessions;
