@@ -9,11 +9,7 @@ cd "$(dirname "$0")/.."
 say() { printf '\033[1m[packaging]\033[0m %s\n' "$*"; }
 . scripts/lib/package.sh
 
-if [ "${SKIP_BUILD:-}" != "1" ]; then
-  bash scripts/build-wasm.sh
-  pack_host
-fi
-[ -f host-wasm/dist/dpas-host.tgz ] || { echo "host-wasm/dist/dpas-host.tgz is missing" >&2; exit 1; }
+ready_host
 
 app=tests/packaging/vite-react
 say "$app: install, tsc (strict, skipLibCheck false, lib ES2022 + DOM), vite build"

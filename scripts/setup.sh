@@ -39,8 +39,9 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
 
-# 4. Node modules, exactly as locked. www and the apps of tests/packaging install the packed
-#    @dpas/host, so their npm ci runs after the package is built (build-www.sh, packaging.sh).
+# 4. Node modules, exactly as locked. www, the apps of tests/packaging and examples/react-todo
+#    install the packed @dpas/host, so their npm ci runs after the package is built
+#    (build-www.sh, packaging.sh, examples.sh).
 for dir in host-wasm/tools tests/e2e tests/interop; do
   if [ -f "$dir/package-lock.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
 use crate::audit_log::AuditLog;
+use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
 use crate::db::{self, Db, DbError};
 use crate::demo::{self, Ledger};
@@ -19,6 +21,8 @@ pub struct AppState {
     pub runtime: Arc<Runtime>,
     pub threads: Arc<dyn ThreadStore>,
     pub sessions: SessionKeys,
+    /// Where a request's identity comes from (`--auth`).
+    pub auth: Arc<Auth>,
     /// The demo ledger, when the demo domain is registered.
     pub ledger: Option<Ledger>,
     /// The database (SQLite or PostgreSQL).
@@ -29,6 +33,8 @@ pub struct AppState {
     pub steps: Arc<StepGate>,
     /// Sign-in requests per client address (`--sign-in-per-minute`).
     pub sign_in: Arc<AddressLimiter>,
+    /// Steps in flight and the shutdown state (`lifecycle`).
+    pub drain: crate::lifecycle::Drain,
 }
 
 impl std::fmt::Debug for AppState {
@@ -50,6 +56,10 @@ pub enum StartupError {
     Registry(#[from] RegistryError),
     #[error("recovering approvals: {0}")]
     Approvals(crate::runtime::CapabilityError),
+    #[error("the HTTP client of file capabilities: {0}")]
+    Executor(reqwest::Error),
+    #[error(transparent)]
+    Auth(#[from] JwtSetupError),
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send>;
@@ -60,6 +70,7 @@ pub struct AppBuilder {
     config: ServerConfig,
     demo_domain: bool,
     registrations: Vec<Registration>,
+    capability_file: Option<CapabilityFile>,
     clock: Option<Arc<dyn Clock>>,
     audit: Option<AuditHub>,
     ledger_today: Option<demo::ledger::Today>,
@@ -71,6 +82,7 @@ impl AppBuilder {
             config,
             demo_domain: true,
             registrations: Vec::new(),
+            capability_file: None,
             clock: None,
             audit: None,
             ledger_today: None,
@@ -98,6 +110,13 @@ impl AppBuilder {
         self
     }
 
+    /// Registers a capabilities file's capabilities (executed over HTTP, with `X-DPAS-Actor`
+    /// signed with a key derived from the session secret) and its policies.
+    pub fn capability_file(mut self, file: CapabilityFile) -> Self {
+        self.capability_file = Some(file);
+        self
+    }
+
     /// The runtime's clock (approval expiry).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
@@ -116,6 +135,8 @@ impl AppBuilder {
     }
 
     pub async fn build(self) -> Result<AppState, StartupError> {
+        // Keys first: a JWKS that cannot be read stops the start before anything is written.
+        let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
         let pool = db::connect(&self.config.database_url).await?;
         let mut builder =
             Runtime::builder().approval_store(Arc::new(SqlApprovalStore::new(pool.clone())));
@@ -141,6 +162,17 @@ impl AppBuilder {
         } else {
             None
         };
+        if let Some(file) = &self.capability_file {
+            let signer = match &self.config.session_secret {
+                SessionSecret::Given(s) => ActorSigner::from_secret(s.as_bytes()),
+                SessionSecret::RandomPerProcess => ActorSigner::random(),
+            };
+            // The app's own token goes on to its backend; our session tokens never do.
+            let forward = matches!(self.config.auth, crate::config::AuthConfig::Jwt(_));
+            let executor =
+                Arc::new(HttpExecutor::new(signer, forward).map_err(StartupError::Executor)?);
+            builder = file.register(builder, &executor);
+        }
         for r in self.registrations {
             builder = r(builder, &pool);
         }
@@ -172,9 +204,11 @@ impl AppBuilder {
             runtime: Arc::new(runtime),
             threads,
             sessions,
+            auth,
             ledger,
             pool,
             audit_log,
+            drain: crate::lifecycle::Drain::default(),
         })
     }
 }

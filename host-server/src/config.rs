@@ -19,6 +19,8 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Default time in-flight steps get to finish after SIGTERM, in seconds.
+pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
@@ -118,6 +120,16 @@ pub struct Cli {
     /// Serve the built web app from this directory (SPA fallback to index.html).
     #[arg(long = "static", env = "DPAS_STATIC_DIR", value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
+    /// The app's capabilities, executed over HTTP by its backend, and their policies (JSON,
+    /// or TOML by the `.toml` extension; schema: host-server/schema/capabilities.schema.json).
+    #[arg(long = "capabilities", env = "DPAS_CAPABILITIES", value_name = "FILE")]
+    pub capabilities_file: Option<PathBuf>,
+    /// The app's preamble of the system prompt (replaces the demo's), as plain text.
+    #[arg(long = "prompt-file", env = "DPAS_PROMPT_FILE", value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// Route → scope floor, the JSON object the browser package takes as `routeScopes`.
+    #[arg(long = "routes", env = "DPAS_ROUTES", value_name = "FILE")]
+    pub routes_file: Option<PathBuf>,
     /// Secret for signing session cookies; required without --demo.
     #[arg(long, env = "DPAS_SESSION_SECRET", hide_env_values = true)]
     pub session_secret: Option<String>,
@@ -155,6 +167,103 @@ pub struct Cli {
     /// clients such as MCP approval deep links; without it the request's own origin is used.
     #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// Serve `GET /metrics` on this address instead of on `--listen`.
+    #[arg(long, env = "DPAS_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Seconds in-flight steps get to finish after SIGTERM; steps still running then are
+    /// stopped and saved with their open calls settled.
+    #[arg(long, env = "DPAS_DRAIN_TIMEOUT", default_value_t = DEFAULT_DRAIN_TIMEOUT_SECS)]
+    pub drain_timeout: u64,
+    #[command(flatten)]
+    pub identity: IdentityArgs,
+}
+
+/// How a request says who its user is (`--auth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthKind {
+    /// The demo's signed session cookies, minted by its role-picker sign-in (`--demo` only).
+    Demo,
+    /// A JWT from the app's backend or identity provider, as a bearer token or a cookie.
+    Jwt,
+    /// Headers set by an authenticating reverse proxy.
+    ProxyHeader,
+}
+
+/// The identity flags (see the README's "Identity").
+#[derive(Debug, Clone, clap::Args)]
+pub struct IdentityArgs {
+    /// demo | jwt | proxy-header. Default: demo under --demo; required without it.
+    #[arg(long, env = "DPAS_AUTH", value_enum)]
+    pub auth: Option<AuthKind>,
+    /// HS256 shared secret (at least 32 bytes) the app's backend signs its JWTs with.
+    #[arg(long, env = "DPAS_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// JWKS (RS256/ES256 public keys) from a file or an http(s) URL.
+    #[arg(long, env = "DPAS_JWT_JWKS", value_name = "FILE|URL")]
+    pub jwt_jwks: Option<String>,
+    /// The `iss` a token must carry.
+    #[arg(long, env = "DPAS_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// The `aud` a token must carry (a token with an `aud` needs this set).
+    #[arg(long, env = "DPAS_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+    /// A cookie the token may come in, when there is no `Authorization: Bearer`.
+    #[arg(long, env = "DPAS_JWT_COOKIE", value_name = "NAME")]
+    pub jwt_cookie: Option<String>,
+    /// Claim holding the user id (required in every token).
+    #[arg(long, env = "DPAS_JWT_CLAIM_ID", default_value = "sub")]
+    pub jwt_claim_id: String,
+    #[arg(long, env = "DPAS_JWT_CLAIM_EMAIL", default_value = "email")]
+    pub jwt_claim_email: String,
+    #[arg(long, env = "DPAS_JWT_CLAIM_NAME", default_value = "name")]
+    pub jwt_claim_name: String,
+    /// Claim holding the role (a string, or a list whose first string is taken).
+    #[arg(long, env = "DPAS_JWT_CLAIM_ROLE", default_value = "role")]
+    pub jwt_claim_role: String,
+    /// Header the proxy puts the user id in (required on every request).
+    #[arg(
+        long,
+        env = "DPAS_PROXY_USER_HEADER",
+        default_value = "x-forwarded-user"
+    )]
+    pub proxy_user_header: String,
+    #[arg(
+        long,
+        env = "DPAS_PROXY_EMAIL_HEADER",
+        default_value = "x-forwarded-email"
+    )]
+    pub proxy_email_header: String,
+    #[arg(
+        long,
+        env = "DPAS_PROXY_NAME_HEADER",
+        default_value = "x-forwarded-name"
+    )]
+    pub proxy_name_header: String,
+    #[arg(
+        long,
+        env = "DPAS_PROXY_ROLE_HEADER",
+        default_value = "x-forwarded-role"
+    )]
+    pub proxy_role_header: String,
+    /// Address or CIDR range of the proxy whose identity headers are believed; repeatable
+    /// (the env var takes a comma-separated list).
+    #[arg(
+        long = "trusted-proxy",
+        env = "DPAS_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_name = "IP|CIDR"
+    )]
+    pub trusted_proxies: Vec<String>,
+    /// A secret (at least 32 bytes) the proxy sends in --proxy-secret-header; a request
+    /// carrying it is believed from any address.
+    #[arg(long, env = "DPAS_PROXY_SECRET", hide_env_values = true)]
+    pub proxy_secret: Option<String>,
+    #[arg(
+        long,
+        env = "DPAS_PROXY_SECRET_HEADER",
+        default_value = "x-proxy-secret"
+    )]
+    pub proxy_secret_header: String,
 }
 
 fn parse_positive(s: &str) -> Result<usize, String> {
@@ -179,7 +288,7 @@ fn parse_public_url(s: &str) -> Result<String, String> {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("--session-secret (or DPAS_SESSION_SECRET) is required without --demo")]
+    #[error("--session-secret (or DPAS_SESSION_SECRET) is required without --demo (except with --auth jwt)")]
     MissingSecret,
     #[error("the session secret must be at least {MIN_SECRET_BYTES} bytes (it has {0}); generate one with e.g. `openssl rand -hex 32`")]
     ShortSecret(usize),
@@ -191,6 +300,12 @@ pub enum ConfigError {
     RepeatedModel(String),
     #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH, sqlite::memory:, postgres://… or postgresql://…")]
     UnsupportedDatabase(String, &'static str),
+    #[error("--auth is required without --demo: jwt (tokens from your app or identity provider) or proxy-header (behind an authenticating proxy)")]
+    MissingAuth,
+    #[error("--auth demo (the demo's role picker) works only with --demo; use --auth jwt or --auth proxy-header")]
+    DemoAuthWithoutDemo,
+    #[error("--auth {0}: {1}")]
+    Identity(&'static str, String),
 }
 
 /// The URL as the startup line and logs may show it: a SQLite URL whole, anything else by
@@ -249,6 +364,10 @@ pub struct ServerConfig {
     pub model_timeout: Duration,
     pub demo: bool,
     pub static_dir: Option<PathBuf>,
+    /// `--capabilities`, `--prompt-file`, `--routes` (loaded by `appfiles::AppFiles::load`).
+    pub capabilities_file: Option<PathBuf>,
+    pub prompt_file: Option<PathBuf>,
+    pub routes_file: Option<PathBuf>,
     pub session_secret: SessionSecret,
     pub body_limit: usize,
     pub session_ttl: Duration,
@@ -264,6 +383,289 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// `--public-url`, without a trailing `/`.
     pub public_url: Option<String>,
+    /// Where `GET /metrics` is served when not on `listen`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How long in-flight steps get after SIGTERM.
+    pub drain_timeout: Duration,
+    /// Where a request's identity comes from.
+    pub auth: AuthConfig,
+}
+
+/// Where a request's identity comes from (`--auth`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthConfig {
+    /// Signed session cookies (`dpas_session`). The demo's sign-in mints them under `--demo`;
+    /// an embedder may mint them itself with [`crate::session::SessionKeys`].
+    Session,
+    Jwt(JwtConfig),
+    ProxyHeader(ProxyConfig),
+}
+
+/// `--auth jwt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JwtConfig {
+    pub keys: JwtKeys,
+    pub issuer: Option<String>,
+    pub audience: Option<String>,
+    /// Cookie the token may come in when there is no bearer token.
+    pub cookie: Option<String>,
+    pub claims: ClaimNames,
+    /// How often a JWKS URL is read again in the background, so that a key the provider
+    /// withdraws stops verifying ([`DEFAULT_JWKS_REFRESH`]).
+    pub jwks_refresh: Duration,
+}
+
+/// Default background re-read interval of a JWKS URL (10 minutes).
+pub const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(600);
+
+/// Where the keys that verify tokens come from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum JwtKeys {
+    /// HS256 with a shared secret.
+    Secret(String),
+    /// RS256/ES256 against a JWKS file, read at start.
+    JwksFile(PathBuf),
+    /// RS256/ES256 against a JWKS URL, fetched at start and again for an unknown key id.
+    JwksUrl(String),
+}
+
+impl std::fmt::Debug for JwtKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Secret(_) => f.write_str("Secret(…)"),
+            Self::JwksFile(p) => f.debug_tuple("JwksFile").field(p).finish(),
+            Self::JwksUrl(u) => f.debug_tuple("JwksUrl").field(u).finish(),
+        }
+    }
+}
+
+/// Which claims make the actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimNames {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub role: String,
+}
+
+impl Default for ClaimNames {
+    fn default() -> Self {
+        Self {
+            id: "sub".to_owned(),
+            email: "email".to_owned(),
+            name: "name".to_owned(),
+            role: "role".to_owned(),
+        }
+    }
+}
+
+impl JwtConfig {
+    /// HS256 with `secret`, default claim names, no issuer, audience or cookie.
+    pub fn hs256(secret: impl Into<String>) -> Self {
+        Self::with_keys(JwtKeys::Secret(secret.into()))
+    }
+
+    pub fn with_keys(keys: JwtKeys) -> Self {
+        Self {
+            keys,
+            issuer: None,
+            audience: None,
+            cookie: None,
+            claims: ClaimNames::default(),
+            jwks_refresh: DEFAULT_JWKS_REFRESH,
+        }
+    }
+}
+
+/// `--auth proxy-header`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProxyConfig {
+    /// Lower-case header names.
+    pub user_header: String,
+    pub email_header: String,
+    pub name_header: String,
+    pub role_header: String,
+    pub trusted: Vec<ipnet::IpNet>,
+    pub secret: Option<String>,
+    pub secret_header: String,
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyConfig")
+            .field("user_header", &self.user_header)
+            .field("trusted", &self.trusted)
+            .field("secret", &self.secret.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProxyConfig {
+    /// The default header names, trusting `trusted` and no secret.
+    pub fn trusting(trusted: Vec<ipnet::IpNet>) -> Self {
+        Self {
+            user_header: "x-forwarded-user".to_owned(),
+            email_header: "x-forwarded-email".to_owned(),
+            name_header: "x-forwarded-name".to_owned(),
+            role_header: "x-forwarded-role".to_owned(),
+            trusted,
+            secret: None,
+            secret_header: "x-proxy-secret".to_owned(),
+        }
+    }
+}
+
+/// An address (`10.0.0.5`, `::1`) or a range (`10.0.0.0/8`).
+fn parse_trusted_proxy(s: &str) -> Result<ipnet::IpNet, String> {
+    let s = s.trim();
+    s.parse::<ipnet::IpNet>()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("--trusted-proxy {s:?} is neither an IP address nor a CIDR range"))
+}
+
+/// A header name as actix compares it (lower case), or why it is not one.
+fn header_name(flag: &str, s: &str) -> Result<String, String> {
+    actix_web::http::header::HeaderName::from_bytes(s.trim().as_bytes())
+        .map(|h| h.as_str().to_owned())
+        .map_err(|_| format!("{flag} {s:?} is not a header name"))
+}
+
+impl IdentityArgs {
+    /// The identity configuration, with the rules between the flags.
+    fn resolve(self, demo: bool, own_sign_in: bool) -> Result<AuthConfig, ConfigError> {
+        let jwt_flags = self.jwt_secret.is_some()
+            || self.jwt_jwks.is_some()
+            || self.jwt_issuer.is_some()
+            || self.jwt_audience.is_some()
+            || self.jwt_cookie.is_some();
+        let proxy_flags = !self.trusted_proxies.is_empty() || self.proxy_secret.is_some();
+        let kind = match (self.auth, demo) {
+            (None, true) => AuthKind::Demo,
+            (None, false) if own_sign_in && !jwt_flags && !proxy_flags => {
+                return Ok(AuthConfig::Session)
+            }
+            (None, false) => return Err(ConfigError::MissingAuth),
+            (Some(AuthKind::Demo), false) => return Err(ConfigError::DemoAuthWithoutDemo),
+            (Some(k), _) => k,
+        };
+        match kind {
+            AuthKind::Demo | AuthKind::ProxyHeader if jwt_flags => Err(ConfigError::Identity(
+                if kind == AuthKind::Demo {
+                    "demo"
+                } else {
+                    "proxy-header"
+                },
+                "the --jwt-* flags need --auth jwt".to_owned(),
+            )),
+            AuthKind::Demo | AuthKind::Jwt if proxy_flags => Err(ConfigError::Identity(
+                if kind == AuthKind::Demo {
+                    "demo"
+                } else {
+                    "jwt"
+                },
+                "--trusted-proxy and --proxy-secret need --auth proxy-header".to_owned(),
+            )),
+            AuthKind::Demo => Ok(AuthConfig::Session),
+            AuthKind::Jwt => self
+                .jwt()
+                .map(AuthConfig::Jwt)
+                .map_err(|e| ConfigError::Identity("jwt", e)),
+            AuthKind::ProxyHeader => self
+                .proxy()
+                .map(AuthConfig::ProxyHeader)
+                .map_err(|e| ConfigError::Identity("proxy-header", e)),
+        }
+    }
+
+    fn jwt(self) -> Result<JwtConfig, String> {
+        let keys = match (self.jwt_secret, self.jwt_jwks) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "give --jwt-secret (HS256) or --jwt-jwks (RS256/ES256), not both".to_owned(),
+                )
+            }
+            (None, None) => {
+                return Err(
+                    "needs --jwt-secret (HS256) or --jwt-jwks FILE|URL (RS256/ES256)".to_owned(),
+                )
+            }
+            (Some(s), None) if s.len() < MIN_SECRET_BYTES => {
+                return Err(format!(
+                    "the --jwt-secret must be at least {MIN_SECRET_BYTES} bytes (it has {})",
+                    s.len()
+                ))
+            }
+            (Some(s), None) => JwtKeys::Secret(s),
+            (None, Some(j)) if j.starts_with("https://") || j.starts_with("http://") => {
+                JwtKeys::JwksUrl(j)
+            }
+            (None, Some(j)) if j.trim().is_empty() => return Err("--jwt-jwks is empty".to_owned()),
+            (None, Some(j)) => JwtKeys::JwksFile(PathBuf::from(j)),
+        };
+        let cookie = match self.jwt_cookie {
+            Some(c)
+                if c.is_empty()
+                    || !c
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) =>
+            {
+                return Err(format!("--jwt-cookie {c:?} is not a cookie name"))
+            }
+            c => c,
+        };
+        let claims = ClaimNames {
+            id: self.jwt_claim_id,
+            email: self.jwt_claim_email,
+            name: self.jwt_claim_name,
+            role: self.jwt_claim_role,
+        };
+        if [&claims.id, &claims.email, &claims.name, &claims.role]
+            .iter()
+            .any(|c| c.trim().is_empty())
+        {
+            return Err("claim names may not be empty".to_owned());
+        }
+        Ok(JwtConfig {
+            keys,
+            issuer: self.jwt_issuer,
+            audience: self.jwt_audience,
+            cookie,
+            claims,
+            jwks_refresh: DEFAULT_JWKS_REFRESH,
+        })
+    }
+
+    fn proxy(self) -> Result<ProxyConfig, String> {
+        let trusted = self
+            .trusted_proxies
+            .iter()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| parse_trusted_proxy(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        match &self.proxy_secret {
+            Some(s) if s.len() < MIN_SECRET_BYTES => {
+                return Err(format!(
+                    "the --proxy-secret must be at least {MIN_SECRET_BYTES} bytes (it has {})",
+                    s.len()
+                ))
+            }
+            None if trusted.is_empty() => {
+                return Err(
+                    "needs --trusted-proxy (the proxy's address) or --proxy-secret".to_owned(),
+                )
+            }
+            _ => {}
+        }
+        Ok(ProxyConfig {
+            user_header: header_name("--proxy-user-header", &self.proxy_user_header)?,
+            email_header: header_name("--proxy-email-header", &self.proxy_email_header)?,
+            name_header: header_name("--proxy-name-header", &self.proxy_name_header)?,
+            role_header: header_name("--proxy-role-header", &self.proxy_role_header)?,
+            trusted,
+            secret: self.proxy_secret,
+            secret_header: header_name("--proxy-secret-header", &self.proxy_secret_header)?,
+        })
+    }
 }
 
 /// `scheme://host[:port]`, lower-cased, or `None` when `s` is not just an origin.
@@ -283,6 +685,18 @@ impl ServerConfig {
     /// Applies the rules between flags: `none` wins even under `--demo`; `--demo` defaults the
     /// model to scripted; a secret is required without `--demo`.
     pub fn from_cli(cli: Cli) -> Result<Self, ConfigError> {
+        Self::resolve(cli, false)
+    }
+
+    /// [`ServerConfig::from_cli`] for an embedder that signs its users in itself, minting the
+    /// session cookies with `state.sessions` (examples/todo-server): without `--auth` (and
+    /// without the `--jwt-*` and proxy flags) the identity is [`AuthConfig::Session`] instead
+    /// of an error. `--session-secret` is then required, as for any session.
+    pub fn from_cli_with_own_sign_in(cli: Cli) -> Result<Self, ConfigError> {
+        Self::resolve(cli, true)
+    }
+
+    fn resolve(cli: Cli, own_sign_in: bool) -> Result<Self, ConfigError> {
         let mut models = cli.model.into_iter();
         let model = match (models.next(), cli.demo) {
             (Some(m), _) => m,
@@ -303,7 +717,10 @@ impl ServerConfig {
                 return Err(ConfigError::RepeatedModel(m.to_string()));
             }
         }
-        let session_secret = match (cli.session_secret, cli.demo) {
+        let auth = cli.identity.resolve(cli.demo, own_sign_in)?;
+        // With JWTs nothing is signed by this server's own secret: it may be left out.
+        let no_secret_needed = cli.demo || matches!(auth, AuthConfig::Jwt(_));
+        let session_secret = match (cli.session_secret, no_secret_needed) {
             (Some(s), _) if s.len() < MIN_SECRET_BYTES => {
                 return Err(ConfigError::ShortSecret(s.len()))
             }
@@ -323,6 +740,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(cli.model_timeout),
             demo: cli.demo,
             static_dir: cli.static_dir,
+            capabilities_file: cli.capabilities_file,
+            prompt_file: cli.prompt_file,
+            routes_file: cli.routes_file,
             session_secret,
             body_limit: cli.body_limit,
             session_ttl: Duration::from_secs(cli.session_ttl),
@@ -337,6 +757,9 @@ impl ServerConfig {
                 .map(|o| normalise_origin(o).ok_or_else(|| ConfigError::BadOrigin(o.clone())))
                 .collect::<Result<_, _>>()?,
             public_url: cli.public_url,
+            metrics_listen: cli.metrics_listen,
+            drain_timeout: Duration::from_secs(cli.drain_timeout),
+            auth,
         })
     }
 
@@ -350,6 +773,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(45),
             demo: true,
             static_dir: None,
+            capabilities_file: None,
+            prompt_file: None,
+            routes_file: None,
             session_secret: SessionSecret::Given(secret.to_owned()),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),
@@ -360,6 +786,9 @@ impl ServerConfig {
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
             allowed_origins: Vec::new(),
             public_url: None,
+            metrics_listen: None,
+            drain_timeout: Duration::from_secs(DEFAULT_DRAIN_TIMEOUT_SECS),
+            auth: AuthConfig::Session,
         }
     }
 }
@@ -372,6 +801,26 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("host-server").chain(args.iter().copied()))
             .map_err(|e| e.to_string())?;
         ServerConfig::from_cli(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_embedder_with_its_own_sign_in_gets_sessions_without_auth() {
+        let own = |args: &[&str]| {
+            let all = std::iter::once("todo-server").chain(args.iter().copied());
+            let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+            ServerConfig::from_cli_with_own_sign_in(cli).map_err(|e| e.to_string())
+        };
+        let secret = ["--session-secret", "0123456789abcdef0123456789abcdef"];
+        assert_eq!(own(&secret).unwrap().auth, AuthConfig::Session);
+        assert!(parse(&secret).unwrap_err().contains("--auth is required"));
+        assert!(own(&[]).unwrap_err().contains("session-secret"));
+        // Identity flags without --auth are still a mistake, not a session.
+        let jwt_without_auth = [&secret[..], &["--jwt-secret", secret[1]]].concat();
+        assert!(own(&jwt_without_auth)
+            .unwrap_err()
+            .contains("--auth is required"));
+        let jwt = [&secret[..], &["--auth", "jwt", "--jwt-secret", secret[1]]].concat();
+        assert!(matches!(own(&jwt).unwrap().auth, AuthConfig::Jwt(_)));
     }
 
     #[test]
@@ -442,12 +891,18 @@ mod tests {
         assert_eq!(c.session_secret, SessionSecret::RandomPerProcess);
         let c = parse(&["--demo", "--model", "none"]).unwrap();
         assert_eq!(c.model, ModelSpec::None);
-        assert!(parse(&[]).unwrap_err().contains("session-secret"));
+        assert!(parse(&[]).unwrap_err().contains("--auth is required"));
+        let proxied = ["--auth", "proxy-header", "--trusted-proxy", "10.0.0.1"];
+        assert!(parse(&proxied).unwrap_err().contains("session-secret"));
         let c = parse(&[
             "--session-secret",
             "0123456789abcdef0123456789abcdef",
             "--database",
             "sqlite::memory:",
+            "--auth",
+            "proxy-header",
+            "--trusted-proxy",
+            "10.0.0.1",
         ])
         .unwrap();
         assert_eq!(c.model, ModelSpec::None);
@@ -488,6 +943,78 @@ mod tests {
             Duration::from_secs(12 * 3600)
         );
         assert!(parse(&["--demo", "--model-timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn identity_modes_resolve_with_their_defaults() {
+        assert_eq!(parse(&["--demo"]).unwrap().auth, AuthConfig::Session);
+        assert!(parse(&["--demo", "--auth", "demo"]).is_ok());
+        let secret = "0123456789abcdef0123456789abcdef";
+        let c = parse(&["--auth", "jwt", "--jwt-secret", secret]).unwrap();
+        assert_eq!(c.auth, AuthConfig::Jwt(JwtConfig::hs256(secret)));
+        assert_eq!(c.session_secret, SessionSecret::RandomPerProcess);
+        let c = parse(&[
+            "--auth",
+            "jwt",
+            "--jwt-jwks",
+            "https://idp.test/.well-known/jwks.json",
+            "--jwt-issuer",
+            "https://idp.test",
+            "--jwt-audience",
+            "api",
+            "--jwt-cookie",
+            "token",
+            "--jwt-claim-id",
+            "email",
+        ])
+        .unwrap();
+        let AuthConfig::Jwt(jwt) = c.auth else {
+            panic!("jwt")
+        };
+        assert_eq!(
+            jwt.keys,
+            JwtKeys::JwksUrl("https://idp.test/.well-known/jwks.json".into())
+        );
+        assert_eq!(
+            (jwt.issuer.as_deref(), jwt.audience.as_deref()),
+            (Some("https://idp.test"), Some("api"))
+        );
+        assert_eq!(jwt.claims.id, "email");
+        assert_eq!(jwt.cookie.as_deref(), Some("token"));
+        let bad_cookie = parse(&[
+            "--auth",
+            "jwt",
+            "--jwt-secret",
+            secret,
+            "--jwt-cookie",
+            "a b",
+        ]);
+        assert!(bad_cookie.unwrap_err().contains("not a cookie name"));
+        let c = parse(&[
+            "--auth",
+            "proxy-header",
+            "--trusted-proxy",
+            "10.0.0.0/8,::1",
+            "--proxy-user-header",
+            "Remote-User",
+            "--session-secret",
+            secret,
+        ])
+        .unwrap();
+        let AuthConfig::ProxyHeader(proxy) = c.auth else {
+            panic!("proxy-header")
+        };
+        assert_eq!(proxy.user_header, "remote-user");
+        assert_eq!(
+            proxy.trusted,
+            ["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]
+        );
+        // Secrets are not printed with the configuration.
+        let shown = format!(
+            "{:?}",
+            parse(&["--auth", "jwt", "--jwt-secret", secret]).unwrap()
+        );
+        assert!(!shown.contains(secret), "{shown}");
     }
 
     #[test]

@@ -209,16 +209,6 @@ impl Db {
         sqlx::query("SELECT 1").execute(&self.pool).await.map(drop)
     }
 
-    /// Whether every migration this build has is applied (for a readiness check).
-    pub async fn migrations_applied(&self) -> Result<bool, sqlx::Error> {
-        let latest = self.migrations().last().map_or(0, |m| m.0);
-        let applied: Option<i64> =
-            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success = TRUE")
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(applied.unwrap_or(0) >= latest)
-    }
-
     fn migrations(&self) -> Migrations {
         match self.backend {
             Backend::Sqlite => SQLITE_MIGRATIONS,
@@ -336,6 +326,24 @@ fn safe_cause(e: &sqlx::Error) -> String {
         sqlx::Error::Configuration(_) => "the URL is not a valid PostgreSQL URL".to_owned(),
         _ => "the connection failed".to_owned(),
     }
+}
+
+/// Readiness: the database answers and every migration this build knows is applied.
+/// `Err` says what is missing, for the log (`GET /api/ready` answers 503 without it).
+pub async fn ready(db: &Db) -> Result<(), String> {
+    db.ping()
+        .await
+        .map_err(|e| format!("database unreachable: {e}"))?;
+    let applied: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE success = TRUE")
+            .fetch_one(&**db)
+            .await
+            .map_err(|e| format!("migrations unreadable: {e}"))?;
+    let known = i64::try_from(db.migrations().len()).unwrap_or(i64::MAX);
+    if applied < known {
+        return Err(format!("{applied} of {known} migrations applied"));
+    }
+    Ok(())
 }
 
 /// An in-memory SQLite database with no schema (tests of the migrations themselves).

@@ -4,9 +4,10 @@ use std::net::TcpListener;
 use std::process::ExitCode;
 
 use clap::Parser;
+use host_server::appfiles::AppFiles;
 use host_server::chat::{self, ChatConfig};
 use host_server::config::{Cli, SessionSecret};
-use host_server::{http, AppBuilder, ServerConfig};
+use host_server::{http, lifecycle, AppBuilder, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -25,7 +26,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match actix_web::rt::System::new().block_on(run(config)) {
+    let files = match AppFiles::load(&config) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match actix_web::rt::System::new().block_on(run(config, files)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("host-server: {e}");
@@ -34,23 +42,40 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(config.listen)?;
     let addr = listener.local_addr()?;
-    if config.session_secret == SessionSecret::RandomPerProcess {
+    let sessions_matter = config.auth == host_server::config::AuthConfig::Session;
+    if sessions_matter && config.session_secret == SessionSecret::RandomPerProcess {
         tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
     }
     let database = host_server::config::shown_database_url(&config.database_url);
     let model = config.model.to_string();
     let demo = config.demo;
-    let chat_config = ChatConfig::demo(&config)?;
-    let state = AppBuilder::new(config).build().await?;
+    let chat_config = ChatConfig::configured(&config, &files)?;
+    // The demo domain only under --demo: otherwise exactly the file's capabilities, if any.
+    let mut app = AppBuilder::new(config).demo_domain(demo);
+    if let Some(file) = files.capabilities {
+        app = app.capability_file(file);
+    }
+    let state = app.build().await?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    let server = http::serve_with(state, listener, workers, chat::mount(chat_config))?;
+    let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
+    // Kept to stop the socket listening the moment a drain begins.
+    let listeners = vec![listener.try_clone()?];
+    let server =
+        http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
         "listening on http://{addr} database={database} model={model}{}",
         if demo { " demo=on" } else { "" }
     );
-    server.await?;
+    lifecycle::serve_until_drained(
+        server,
+        listeners,
+        drain,
+        deadline,
+        lifecycle::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! with one `application/json` response (or 202 for notifications), no server-sent stream and
 //! no `Mcp-Session-Id`. The same runtime as everywhere else, on surface `mcp`:
 //!
-//! - identity is the signed session, from `Authorization: Bearer <token>` or the cookie;
+//! - identity is the server's `--auth` mode (session: `Authorization: Bearer <token>` or the
+//!   cookie; jwt: the app's bearer JWT or its cookie; proxy-header: the proxy's headers);
 //!   nothing anonymous (401, before the body is read);
 //! - `tools/list` is the actor's discovery on `mcp` plus the `approvals_resume` tool;
 //! - `tools/call` invokes through the runtime; the E7 envelope is the `structuredContent`,
@@ -55,26 +56,6 @@ pub fn public_origin(req: &HttpRequest, state: &AppState) -> String {
     }
 }
 
-/// The actor of an MCP request: a bearer token when an `Authorization` header is sent (and
-/// then only it), the session cookie otherwise.
-fn mcp_actor(req: &HttpRequest, state: &AppState) -> Result<Actor, ApiError> {
-    let Some(authorization) = req.headers().get(header::AUTHORIZATION) else {
-        return Ok(state.sessions.actor_from_headers(req.headers())?);
-    };
-    authorization
-        .to_str()
-        .ok()
-        .and_then(|v| v.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .and_then(|(_, token)| state.sessions.verify_token(token.trim()))
-        .map(|claims| claims.actor())
-        .ok_or_else(|| {
-            ApiError::Host(dpas_protocol::HostError::of(
-                dpas_protocol::HostErrorCode::Unauthenticated,
-            ))
-        })
-}
-
 fn unauthenticated(err: ApiError) -> HttpResponse {
     let mut response = actix_web::ResponseError::error_response(&err);
     response.headers_mut().insert(
@@ -96,7 +77,7 @@ async fn post_mcp(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     // Identity before the body: an anonymous caller's body is never read.
-    let actor = match mcp_actor(&req, &state) {
+    let actor = match crate::auth::actor_at(&req, crate::auth::Door::Mcp).await {
         Ok(actor) => actor,
         Err(e) => return Ok(unauthenticated(e)),
     };
@@ -378,7 +359,15 @@ fn urlencode(s: &str) -> String {
 
 /// `POST /api/session/token`: a bearer token for the signed-in user (the session cookie's
 /// signed value, with the session's lifetime) and the MCP endpoint to paste it into.
-async fn post_token(req: HttpRequest, state: web::Data<AppState>, actor: Actor) -> HttpResponse {
+async fn post_token(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    actor: Actor,
+) -> Result<HttpResponse, ApiError> {
+    // With `--auth jwt` an MCP client sends the app's own token; there is nothing to mint.
+    if !state.auth.is_session() {
+        return Err(ApiError::NotFound);
+    }
     let (token, exp) = state.sessions.token_for(&actor);
     let expires_at = time::OffsetDateTime::from_unix_timestamp(exp)
         .ok()
@@ -386,14 +375,14 @@ async fn post_token(req: HttpRequest, state: web::Data<AppState>, actor: Actor) 
             t.format(&time::format_description::well_known::Rfc3339)
                 .ok()
         });
-    HttpResponse::Ok()
+    Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(json!({
             "token": token,
             "tokenType": "Bearer",
             "expiresAt": expires_at,
             "mcpUrl": format!("{}/mcp", public_origin(&req, &state)),
-        }))
+        })))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::runtime::{Actor, ActorKind};
+use crate::runtime::Actor;
 
 pub const COOKIE_NAME: &str = "dpas_session";
 
@@ -30,12 +30,7 @@ pub struct SessionClaims {
 
 impl SessionClaims {
     pub fn actor(&self) -> Actor {
-        Actor {
-            id: self.email.clone(),
-            kind: ActorKind::User,
-            display_name: self.name.clone(),
-            role: self.role.clone(),
-        }
+        Actor::user(&self.email, &self.name, &self.role)
     }
 }
 

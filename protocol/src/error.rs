@@ -1,8 +1,8 @@
 //! Host error codes: one exhaustive table of code ↔ HTTP status ↔ default message
 //! (reference-behaviour K3, plus `UNAUTHENTICATED`, `REQUEST_TOO_LARGE` and the hardening
 //! codes `REQUEST_TIMEOUT`, `RATE_LIMITED`, `UNSUPPORTED_MEDIA_TYPE`, `ORIGIN_REFUSED`,
-//! `FORBIDDEN` and `APPROVAL_STALE`), and the
-//! tool-result error payloads both halves must write with the same words.
+//! `FORBIDDEN` and `APPROVAL_STALE`, and the identity codes `TOKEN_*` and `PROXY_UNTRUSTED`
+//! of the server's `--auth jwt|proxy-header`), and the tool-result error payloads both halves must write with the same words.
 
 use crate::json::error_object;
 use serde::{Deserialize, Serialize};
@@ -29,11 +29,19 @@ pub enum HostErrorCode {
     OriginRefused,
     Forbidden,
     ApprovalStale,
+    TokenMissing,
+    TokenInvalid,
+    TokenExpired,
+    TokenNotYetValid,
+    TokenAudience,
+    TokenIssuer,
+    TokenClaims,
+    ProxyUntrusted,
 }
 
 impl HostErrorCode {
     /// Every code, in table order (used by tests and docs).
-    pub const ALL: [HostErrorCode; 17] = [
+    pub const ALL: [HostErrorCode; 25] = [
         Self::ProtocolVersionMismatch,
         Self::ProtocolDecodeError,
         Self::CatalogTooLarge,
@@ -51,6 +59,14 @@ impl HostErrorCode {
         Self::OriginRefused,
         Self::Forbidden,
         Self::ApprovalStale,
+        Self::TokenMissing,
+        Self::TokenInvalid,
+        Self::TokenExpired,
+        Self::TokenNotYetValid,
+        Self::TokenAudience,
+        Self::TokenIssuer,
+        Self::TokenClaims,
+        Self::ProxyUntrusted,
     ];
 
     /// The code as it appears on the wire.
@@ -73,6 +89,14 @@ impl HostErrorCode {
             Self::OriginRefused => "ORIGIN_REFUSED",
             Self::Forbidden => "FORBIDDEN",
             Self::ApprovalStale => "APPROVAL_STALE",
+            Self::TokenMissing => "TOKEN_MISSING",
+            Self::TokenInvalid => "TOKEN_INVALID",
+            Self::TokenExpired => "TOKEN_EXPIRED",
+            Self::TokenNotYetValid => "TOKEN_NOT_YET_VALID",
+            Self::TokenAudience => "TOKEN_AUDIENCE",
+            Self::TokenIssuer => "TOKEN_ISSUER",
+            Self::TokenClaims => "TOKEN_CLAIMS",
+            Self::ProxyUntrusted => "PROXY_UNTRUSTED",
         }
     }
 
@@ -95,7 +119,15 @@ impl HostErrorCode {
             Self::ProtocolDecodeError => Some(400),
             Self::CatalogTooLarge | Self::RequestTooLarge => Some(413),
             Self::ModelNotConfigured => Some(503),
-            Self::Unauthenticated => Some(401),
+            Self::Unauthenticated
+            | Self::TokenMissing
+            | Self::TokenInvalid
+            | Self::TokenExpired
+            | Self::TokenNotYetValid
+            | Self::TokenAudience
+            | Self::TokenIssuer
+            | Self::TokenClaims
+            | Self::ProxyUntrusted => Some(401),
             Self::ModelTimeout
             | Self::ModelError
             | Self::RunLimitExceeded
@@ -131,6 +163,16 @@ impl HostErrorCode {
             Self::ApprovalStale => {
                 "What this approval would act on changed since it was requested; nothing was done. Ask again."
             }
+            Self::TokenMissing => "Sign in to continue: the request carries no token.",
+            Self::TokenInvalid => {
+                "The token is malformed, or its signature or algorithm is not accepted."
+            }
+            Self::TokenExpired => "The token has expired. Sign in again.",
+            Self::TokenNotYetValid => "The token is not valid yet.",
+            Self::TokenAudience => "The token is meant for another audience.",
+            Self::TokenIssuer => "The token comes from an issuer this server does not accept.",
+            Self::TokenClaims => "The token lacks a claim this server needs, or has one of the wrong type.",
+            Self::ProxyUntrusted => "Identity headers are accepted only from the configured proxy.",
         }
     }
 }

@@ -2,6 +2,8 @@
 # scripts/packaging.sh): the packed tarball of host-wasm/pkg, not a link to the folder.
 #   pack_host                 host-wasm/pkg → host-wasm/dist/dpas-host.tgz (npm pack)
 #   install_host DIR          npm ci in DIR, then checks that DIR got this build's wasm
+#   ready_host                build-wasm.sh + pack_host, unless SKIP_BUILD=1 (then the tarball
+#                             already built is reused); fails when there is no tarball
 # The lockfiles that name the tarball carry no integrity hash for it on purpose: with one, npm
 # ci would install the copy cached under that hash, an older build, without a word.
 pack_host() {
@@ -21,4 +23,12 @@ install_host() {
     echo "the tarball in $dir/package-lock.json? remove it: the tarball changes with every build)" >&2
     return 1
   fi
+}
+
+ready_host() {
+  if [ "${SKIP_BUILD:-}" != "1" ]; then
+    bash scripts/build-wasm.sh
+    pack_host
+  fi
+  [ -f host-wasm/dist/dpas-host.tgz ] || { echo "host-wasm/dist/dpas-host.tgz is missing" >&2; return 1; }
 }

@@ -11,11 +11,11 @@ use dpas_protocol::ndjson::decode_all;
 use dpas_protocol::{Frame, RouteFloors};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{ModelSpec, ServerConfig};
+use host_server::db::Db;
 use host_server::demo::{ANALYST, CONTROLLER};
 use host_server::runtime::{AuditHub, RuntimeBuilder};
 use host_server::{http, AppBuilder, AppState};
 use serde_json::Value;
-use host_server::db::Db;
 use time::macros::date;
 use time::Date;
 

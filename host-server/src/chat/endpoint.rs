@@ -44,13 +44,13 @@ pub struct ChatConfig {
 /// Everything a step-request's run needs once the request is decoded, checked in the
 /// contract's order after decoding: session (401), model (503), composition (409/413).
 /// Every door into the step engine starts here.
-pub fn prepare_run(
+pub async fn prepare_run(
     req: &HttpRequest,
     state: &AppState,
     chat: &ChatConfig,
     request: ChatStepRequest,
 ) -> Result<StepRun, ApiError> {
-    let actor = actor_of(req)?;
+    let actor = actor_of(req).await?;
     prepare_run_for(state, chat, actor, request)
 }
 
@@ -61,6 +61,9 @@ pub fn prepare_run_for(
     actor: Actor,
     request: ChatStepRequest,
 ) -> Result<StepRun, ApiError> {
+    if state.drain.is_draining() {
+        return Err(ApiError::ShuttingDown);
+    }
     let provider = chat
         .models
         .choose(request.model_id.as_deref())
@@ -94,6 +97,7 @@ pub fn prepare_run_for(
         model_timeout: chat.model_timeout,
         audit,
         permit: None,
+        drain: Some(state.drain.track()),
     })
 }
 
@@ -117,7 +121,7 @@ pub async fn agent_chat(
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
     // Nobody without a session gets their body read, let alone parsed.
-    let actor = actor_of(&req)?;
+    let actor = actor_of(&req).await?;
     let permit = state.steps.admit(&actor.id)?;
     let body = read_limited(&req, payload, state.config.body_limit).await?;
     let request = decode_request(&body)?;

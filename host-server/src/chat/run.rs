@@ -25,6 +25,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::compose::Composition;
+use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
 use crate::runtime::{Actor, Correlation, Runtime, Surface};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
@@ -91,6 +92,26 @@ pub struct StepRun {
     pub audit: AuditReader,
     /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
     pub permit: Option<crate::http::limits::StepPermit>,
+    /// This run's place among the steps a shutdown waits for, and its cut signal.
+    pub drain: Option<RunGuard>,
+}
+
+/// `fut`'s output, or `None` once the drain deadline cuts the run.
+async fn unless_cut<F: std::future::Future>(
+    drain: &mut Option<RunGuard>,
+    fut: F,
+) -> Option<F::Output> {
+    let cut = async {
+        match drain {
+            Some(guard) => guard.cut().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cut => None,
+        out = fut => Some(out),
+    }
 }
 
 /// One recorded tool call of this run.
@@ -318,6 +339,9 @@ impl StepRun {
         let mut usage = UsageAccumulator::new();
         let mut finish_reason = "unknown".to_owned();
         for model_step in 0..MAX_MODEL_STEPS_PER_REQUEST {
+            if self.is_cut() {
+                break;
+            }
             let first_new_call = history.records.len();
             match self
                 .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
@@ -409,13 +433,26 @@ impl StepRun {
             tools: tools.to_vec(),
         };
         let timeout = self.model_timeout;
-        let mut stream = match tokio::time::timeout(timeout, self.provider.stream(request)).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return self.fail_model(sink, finish_reason, &e).await,
-            Err(_) => return self.fail_timeout(sink, finish_reason).await,
+        let opened = unless_cut(
+            &mut self.drain,
+            tokio::time::timeout(timeout, self.provider.stream(request)),
+        )
+        .await;
+        let mut stream = match opened {
+            None => return self.fail_cut(sink, finish_reason).await,
+            Some(Ok(Ok(stream))) => stream,
+            Some(Ok(Err(e))) => return self.fail_model(sink, finish_reason, &e).await,
+            Some(Err(_)) => return self.fail_timeout(sink, finish_reason).await,
         };
         loop {
-            let event = match tokio::time::timeout(timeout, stream.next()).await {
+            let next = unless_cut(
+                &mut self.drain,
+                tokio::time::timeout(timeout, stream.next()),
+            );
+            let Some(next) = next.await else {
+                return self.fail_cut(sink, finish_reason).await;
+            };
+            let event = match next {
                 Err(_) => return self.fail_timeout(sink, finish_reason).await,
                 Ok(None) => {
                     // A stream that ends without its finish still ends the model step.
@@ -490,6 +527,21 @@ impl StepRun {
         StepEnd::Failed
     }
 
+    /// Whether the drain deadline has cut this run.
+    fn is_cut(&self) -> bool {
+        self.drain.as_ref().is_some_and(RunGuard::is_cut)
+    }
+
+    /// The server is shutting down and the drain deadline passed: the model is no longer
+    /// waited for; the run settles what is open and persists as after any other failure.
+    async fn fail_cut(&mut self, sink: &FrameSink, finish_reason: &mut String) -> StepEnd {
+        let err = HostError::new(
+            HostErrorCode::RunLimitExceeded,
+            "The server is shutting down: this step was stopped at its drain deadline and saved. Send your message again.",
+        );
+        self.fail(sink, finish_reason, err).await
+    }
+
     async fn on_tool_call(&mut self, sink: &FrameSink, history: &mut History, call: ToolCall) {
         if call.id.is_empty() || history.is_recorded(&call.id) {
             tracing::warn!(tool_call_id = %call.id, "model repeated or omitted a tool-call id; ignored");
@@ -543,7 +595,8 @@ impl StepRun {
             .filter(|r| r.executor == Some(Executor::Server) && !r.answered)
             .cloned()
             .collect();
-        if calls.is_empty() {
+        // A cut run starts nothing new: its open calls are settled as not executed.
+        if calls.is_empty() || self.is_cut() {
             return;
         }
         let mut running = FuturesOrdered::new();

@@ -34,7 +34,7 @@ pub async fn open_door<T>(
     chat: &ChatConfig,
     translate: impl FnOnce(&Value) -> Result<(Value, T), ApiError>,
 ) -> Result<(StepRun, T), ApiError> {
-    let actor = actor_of(req)?;
+    let actor = actor_of(req).await?;
     let permit = state.steps.admit(&actor.id)?;
     require_json(req)?;
     let bytes = read_limited(req, payload, state.config.body_limit).await?;

@@ -8,7 +8,6 @@ pub mod harden;
 pub mod limits;
 mod statics;
 
-use std::future::{ready, Ready};
 use std::net::TcpListener;
 
 use actix_web::body::MessageBody;
@@ -17,6 +16,7 @@ use actix_web::http::header::{ContentType, SET_COOKIE};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
 use dpas_protocol::{MessageContent, Role, WireModelMessage};
+use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -30,23 +30,17 @@ use crate::runtime::{
 };
 use crate::threads::ThreadAppend;
 
-/// Resolves the actor from the session cookie, or answers 401 `UNAUTHENTICATED`.
-pub fn actor_of(req: &HttpRequest) -> Result<Actor, ApiError> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Internal("application state is not registered".to_owned()))?;
-    state
-        .sessions
-        .actor_from_headers(req.headers())
-        .map_err(ApiError::from)
-}
+pub use crate::auth::actor_of;
 
+/// The actor, by the server's `--auth` mode, or the 401 that says why not. Extracting it
+/// reads headers only, so a handler that takes an `Actor` is refused before its body is read.
 impl FromRequest for Actor {
     type Error = ApiError;
-    type Future = Ready<Result<Self, Self::Error>>;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        ready(actor_of(req))
+        let req = req.clone();
+        Box::pin(async move { actor_of(&req).await })
     }
 }
 
@@ -59,6 +53,7 @@ pub(crate) fn resource(path: &str) -> actix_web::Resource {
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
+        .route("/api/ready", web::get().to(ready_check))
         .service(
             resource("/api/session")
                 .get(get_session)
@@ -124,7 +119,8 @@ pub fn serve(state: AppState, listener: TcpListener, workers: usize) -> std::io:
     serve_with(state, listener, workers, |_| {})
 }
 
-/// [`serve`] with extra routes mounted ahead of the built-in ones.
+/// [`serve`] with extra routes mounted ahead of the built-in ones. The server stops on
+/// SIGTERM/SIGINT by itself (actix's own graceful stop, which waits for connections only).
 pub fn serve_with<F>(
     state: AppState,
     listener: TcpListener,
@@ -134,20 +130,40 @@ pub fn serve_with<F>(
 where
     F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 {
+    serve_with_signals(state, listener, workers, extra, true)
+}
+
+/// [`serve_with`]; without `signals` the server does not stop on SIGTERM/SIGINT by itself:
+/// [`crate::lifecycle::serve_until_drained`] stops it once the step runs, which outlive
+/// their responses, are over.
+pub fn serve_with_signals<F>(
+    state: AppState,
+    listener: TcpListener,
+    workers: usize,
+    extra: F,
+    signals: bool,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
+    state.auth.spawn_refresh();
     spawn_upkeep(&state);
-    Ok(
-        HttpServer::new(move || app_with(state.clone(), extra.clone()))
-            .workers(workers.max(1))
-            .client_request_timeout(head_deadline)
-            // A step streams many small NDJSON frames on a keep-alive connection. With
-            // Nagle's algorithm on, every frame after the first waits for the client's
-            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
-            .tcp_nodelay(true)
-            .listen(listener)?
-            .run(),
-    )
+    let mut server = HttpServer::new(move || app_with(state.clone(), extra.clone()))
+        .workers(workers.max(1))
+        .client_request_timeout(head_deadline)
+        // A step streams many small NDJSON frames on a keep-alive connection. With
+        // Nagle's algorithm on, every frame after the first waits for the client's
+        // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+        .tcp_nodelay(true);
+    if !signals {
+        // The drain has waited for the runs already: what is left are closing responses.
+        server = server
+            .disable_signals()
+            .shutdown_timeout(crate::lifecycle::CLOSE_TIMEOUT_SECS);
+    }
+    Ok(server.listen(listener)?.run())
 }
 
 /// What every process does in the background, safe however many share the database:
@@ -207,18 +223,44 @@ async fn health() -> HttpResponse {
     HttpResponse::Ok().json(json!({"ok": true}))
 }
 
-fn user_json(actor: &Actor) -> Value {
-    json!({"email": actor.id, "name": actor.display_name, "role": actor.role})
+/// 200 when the database answers with every migration applied and the server is not
+/// shutting down; 503 `NOT_READY` otherwise (the cause goes to the log).
+async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
+    let not_ready = |message: &str| {
+        HttpResponse::ServiceUnavailable()
+            .json(json!({"error": {"code": "NOT_READY", "message": message}}))
+    };
+    if state.drain.is_draining() {
+        return not_ready("The server is shutting down.");
+    }
+    match crate::db::ready(&state.pool).await {
+        Ok(()) => HttpResponse::Ok().json(json!({"ok": true})),
+        Err(cause) => {
+            tracing::warn!(%cause, "not ready");
+            not_ready("The database is not ready.")
+        }
+    }
+}
+
+/// The user as `GET /api/session` shows it. A session's id is its email; the other modes
+/// give the email apart, or none (`null`).
+fn user_json(actor: &Actor, session: bool) -> Value {
+    let email = match &actor.email {
+        Some(email) => Some(email.as_str()),
+        None => session.then_some(actor.id.as_str()),
+    };
+    json!({"id": actor.id, "email": email, "name": actor.display_name, "role": actor.role})
 }
 
 /// The user, and the models `/agent/chat` serves (the default first; none without the chat).
 async fn get_session(
     chat: Option<web::Data<crate::chat::ChatConfig>>,
+    state: web::Data<AppState>,
     actor: Actor,
 ) -> HttpResponse {
     let models = chat.as_ref().map(|c| c.models.ids()).unwrap_or_default();
-    HttpResponse::Ok()
-        .json(json!({"user": user_json(&actor), "models": models, "defaultModel": models.first()}))
+    let user = user_json(&actor, state.auth.is_session());
+    HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
 /// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
@@ -234,7 +276,8 @@ async fn post_session(
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    if !state.config.demo {
+    // The role picker is the demo's, and its cookie is the identity only in session mode.
+    if !state.config.demo || !state.auth.is_session() {
         return Err(ApiError::NotFound);
     }
     state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
@@ -248,14 +291,18 @@ async fn post_session(
     let cookie = state.sessions.set_cookie(&actor);
     Ok(HttpResponse::Ok()
         .insert_header((SET_COOKIE, cookie.encoded().to_string()))
-        .json(json!({"user": user_json(&actor)})))
+        .json(json!({"user": user_json(&actor, true)})))
 }
 
-/// Signs out: this session's cookie is refused from now on, also after a restart.
+/// Signs out: this session's cookie is refused from now on, also after a restart. With
+/// `--auth jwt|proxy-header` the app signs its users out itself: 404.
 async fn delete_session(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    if !state.auth.is_session() {
+        return Err(ApiError::NotFound);
+    }
     let claims = state
         .sessions
         .claims_from_headers(req.headers())
@@ -424,19 +471,23 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (invoice <id>, <€amount>)`, with only the parts the input has.
+/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated writes, with only the
+/// parts the input has; `<capability id> (id <id>)` for an embedder's capabilities.
 pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
     let mut parts = Vec::new();
-    if let Some(id) = r
-        .input
-        .get("id")
-        .or_else(|| r.input.get("invoiceId"))
-        .and_then(Value::as_i64)
-    {
-        parts.push(format!("invoice {id}"));
-    }
-    if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
-        parts.push(format_eur(amount));
+    let id = r.input.get("id");
+    if crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
+        if let Some(id) = id
+            .or_else(|| r.input.get("invoiceId"))
+            .and_then(Value::as_i64)
+        {
+            parts.push(format!("invoice {id}"));
+        }
+        if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
+            parts.push(format_eur(amount));
+        }
+    } else if let Some(id) = id.and_then(Value::as_i64) {
+        parts.push(format!("id {id}"));
     }
     if parts.is_empty() {
         r.capability_id.clone()

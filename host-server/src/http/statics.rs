@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use actix_files::NamedFile;
+use actix_web::http::header::{HeaderValue, CACHE_CONTROL};
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 
@@ -49,19 +50,25 @@ fn resolve(root: &Path, url_path: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-async fn file(path: &Path, cache: bool) -> Option<HttpResponse> {
-    let bytes = tokio::fs::read(path).await.ok()?;
-    let mut resp = HttpResponse::Ok();
-    resp.insert_header((CONTENT_TYPE, content_type(path)));
-    resp.insert_header((
+/// Serves one file through `actix-files`, which answers conditional requests (`ETag`,
+/// `Last-Modified`, 304) and byte ranges (206); the type comes from our own table so that text
+/// always says its charset.
+async fn file(req: &HttpRequest, path: &Path, cache: bool) -> Option<HttpResponse> {
+    let named = NamedFile::open_async(path).await.ok()?;
+    let mime = content_type(path).parse().ok()?;
+    let mut resp = named
+        .set_content_type(mime)
+        .disable_content_disposition()
+        .into_response(req);
+    resp.headers_mut().insert(
         CACHE_CONTROL,
-        if cache {
+        HeaderValue::from_static(if cache {
             "public, max-age=3600"
         } else {
             "no-cache"
-        },
-    ));
-    Some(resp.body(bytes))
+        }),
+    );
+    Some(resp)
 }
 
 pub(super) async fn fallback(
@@ -81,7 +88,7 @@ pub(super) async fn fallback(
             .await
             .is_ok_and(|m| m.is_file())
         {
-            if let Some(resp) = file(&target, path.starts_with("/assets/")).await {
+            if let Some(resp) = file(&req, &target, path.starts_with("/assets/")).await {
                 return Ok(resp);
             }
         }
@@ -89,7 +96,7 @@ pub(super) async fn fallback(
     // Client-side routes (no file extension) get the app shell.
     let last = path.rsplit('/').next().unwrap_or_default();
     if !last.contains('.') {
-        if let Some(resp) = file(&root.join("index.html"), false).await {
+        if let Some(resp) = file(&req, &root.join("index.html"), false).await {
             return Ok(resp);
         }
     }

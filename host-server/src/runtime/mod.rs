@@ -25,7 +25,7 @@ pub use policy::{policy_fn, Decision, Policy, PolicyError, PolicyPhase, PolicyRe
 pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,
 };
-pub use types::{Actor, ActorKind, Correlation, Risk, SideEffect, Surface};
+pub use types::{Actor, ActorKind, Correlation, Credential, Risk, SideEffect, Surface};
 
 /// Default lifetime of a pending approval.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
@@ -288,6 +288,7 @@ fn handler_error(capability: &str, e: HandlerError) -> CapabilityError {
             tracing::error!(%capability, %cause, "capability handler failed");
             CapabilityError::of(CapabilityErrorCode::InternalError)
         }
+        HandlerError::Governed(e) => e,
     }
 }
 
@@ -832,7 +833,7 @@ impl Runtime {
         Ok((cap, input))
     }
 
-    /// Runs a consumed record and records how it ended.
+    /// Runs a consumed record (as its stored actor) and records how it ended.
     async fn run_consumed(
         &self,
         cap: &Capability,
@@ -919,7 +920,9 @@ impl Runtime {
             ..AuditDraft::new(AuditSource::Runtime, "approval.approved")
         });
         fault_point("after-decide").await;
-        let envelope = self.run_consumed(cap, consumed.clone(), input, &emit).await;
+        let mut run = consumed.clone();
+        run.actor = with_present_credential(run.actor, approver);
+        let envelope = self.run_consumed(cap, run, input, &emit).await;
         Ok((consumed, Some(envelope)))
     }
 
@@ -973,6 +976,18 @@ impl Runtime {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
+        let mut consumed = consumed;
+        consumed.actor = with_present_credential(consumed.actor, expected_actor);
         self.run_consumed(cap, consumed, input, &emit).await
     }
+}
+
+/// The stored actor of an approval, carrying the credential of the request that runs it now
+/// when that request is the same user's: credentials are never stored, and the app's backend
+/// may need the user's current one (`Actor::authorization`).
+fn with_present_credential(mut stored: Actor, present: &Actor) -> Actor {
+    if stored.id == present.id && stored.kind == present.kind {
+        stored.authorization = present.authorization.clone();
+    }
+    stored
 }

@@ -108,8 +108,38 @@ pub struct Actor {
     pub id: String,
     pub kind: ActorKind,
     pub display_name: String,
-    /// Application role (the demo uses `controller` and `analyst`).
+    /// Application role, a free string (the demo uses `controller` and `analyst`).
     pub role: String,
+    /// The user's email, when the identity source gives one apart from the id (a JWT claim,
+    /// a proxy header); the demo's ids are emails already.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The `Authorization` header the request carried, for forwarding to the app's backend
+    /// (`Bearer <token>` when `--auth jwt` read the token from its cookie). Never stored,
+    /// serialised or printed.
+    #[serde(skip)]
+    pub authorization: Option<Credential>,
+}
+
+/// A credential taken from a request to be forwarded as is. Its `Debug` hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential(String);
+
+impl Credential {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The credential itself, for the one place that forwards it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credential(…)")
+    }
 }
 
 impl Actor {
@@ -123,6 +153,8 @@ impl Actor {
             kind: ActorKind::User,
             display_name: display_name.into(),
             role: role.into(),
+            email: None,
+            authorization: None,
         }
     }
 }

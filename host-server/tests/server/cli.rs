@@ -11,7 +11,7 @@ use crate::common::{builder, carla, start_with};
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
 /// A child process that is killed when the test ends, whatever happens.
-struct Child(std::process::Child);
+pub(crate) struct Child(pub(crate) std::process::Child);
 
 impl Drop for Child {
     fn drop(&mut self) {
@@ -20,27 +20,15 @@ impl Drop for Child {
     }
 }
 
-fn clean_command() -> Command {
+pub(crate) fn clean_command() -> Command {
     let mut cmd = Command::new(BIN);
-    for var in [
-        "DPAS_LISTEN",
-        "DPAS_DATABASE_URL",
-        "DPAS_MODEL",
-        "DPAS_MODEL_TIMEOUT",
-        "DPAS_DEMO",
-        "DPAS_STATIC_DIR",
-        "DPAS_SESSION_SECRET",
-        "DPAS_BODY_LIMIT",
-        "DPAS_REQUEST_TIMEOUT",
-        "DPAS_MAX_CONCURRENT_STEPS",
-        "DPAS_SIGN_IN_PER_MINUTE",
-        "DPAS_ALLOWED_ORIGINS",
-        "DPAS_SESSION_TTL",
-        "DPAS_SECURE_COOKIES",
-        "DPAS_APPROVAL_RETENTION",
-        "DPAS_FAULT_HOOK",
-    ] {
-        cmd.env_remove(var);
+    // Every flag has a `DPAS_*` fallback: none of the caller's may leak in, nor the
+    // OpenTelemetry exporter's own `OTEL_*` variables.
+    for (var, _) in std::env::vars_os() {
+        let name = var.to_string_lossy();
+        if name.starts_with("DPAS_") || name.starts_with("OTEL_") {
+            cmd.env_remove(&var);
+        }
     }
     cmd.env("RUST_LOG", "warn");
     cmd
@@ -87,6 +75,17 @@ fn flags_are_validated_with_environment_fallbacks() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--auth is required without --demo"),
+        "an identity source is required without --demo"
+    );
+    let proxied = ["--auth", "proxy-header", "--trusted-proxy", "127.0.0.1"];
+    let out = clean_command()
+        .args(["--database", "sqlite::memory:"])
+        .args(proxied)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
         String::from_utf8_lossy(&out.stderr).contains("--session-secret"),
         "a secret is required without --demo"
     );
@@ -113,6 +112,7 @@ fn flags_are_validated_with_environment_fallbacks() {
     for secret in ["x", "0123456789abcdef0123456789abcde"] {
         let out = clean_command()
             .args(["--database", "sqlite::memory:", "--session-secret", secret])
+            .args(proxied)
             .output()
             .expect("run");
         assert_eq!(out.status.code(), Some(2), "{secret}");
@@ -435,4 +435,104 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
         thread.to_string().contains("may or may not have happened"),
         "{thread}"
     );
+}
+
+/// Runs the binary with `args` and returns its exit code and error output.
+fn refused_start(args: &[&str]) -> (Option<i32>, String) {
+    let out = clean_command().args(args).output().expect("run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[actix_web::test]
+async fn identity_flags_are_checked_at_start() {
+    let secret = "0123456789abcdef0123456789abcdef";
+    for (args, expected) in [
+        (vec!["--auth", "demo"], "works only with --demo"),
+        (vec!["--auth", "jwt"], "needs --jwt-secret"),
+        (
+            vec!["--auth", "jwt", "--jwt-secret", "short"],
+            "at least 32 bytes",
+        ),
+        (
+            vec![
+                "--auth",
+                "jwt",
+                "--jwt-secret",
+                secret,
+                "--jwt-jwks",
+                "k.json",
+            ],
+            "not both",
+        ),
+        (
+            vec![
+                "--auth",
+                "jwt",
+                "--jwt-secret",
+                secret,
+                "--trusted-proxy",
+                "10.0.0.1",
+            ],
+            "need --auth proxy-header",
+        ),
+        (
+            vec!["--demo", "--auth", "proxy-header", "--jwt-secret", secret],
+            "need --auth jwt",
+        ),
+        (vec!["--auth", "proxy-header"], "needs --trusted-proxy"),
+        (
+            vec!["--auth", "proxy-header", "--trusted-proxy", "10.0.0.300"],
+            "neither an IP address nor a CIDR range",
+        ),
+        (
+            vec!["--auth", "jwt", "--jwt-jwks", "/nonexistent/jwks.json"],
+            "--jwt-jwks /nonexistent/jwks.json",
+        ),
+        (vec!["--auth", "magic"], "invalid value 'magic'"),
+    ] {
+        let mut all = vec!["--listen", "127.0.0.1:0", "--database", "sqlite::memory:"];
+        all.extend(&args);
+        let (code, stderr) = refused_start(&all);
+        assert_ne!(code, Some(0), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains(secret),
+            "{args:?} echoes the secret: {stderr}"
+        );
+    }
+
+    // `--auth jwt` needs no session secret, and reads its flags from the environment too.
+    let mut cmd = clean_command();
+    cmd.env("DPAS_AUTH", "jwt")
+        .env("DPAS_JWT_SECRET", secret)
+        .args(["--listen", "127.0.0.1:0", "--database", "sqlite::memory:"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = Child(cmd.spawn().expect("spawn host-server"));
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("startup line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|rest| rest.split(' ').next())
+        .expect("startup line shape")
+        .to_owned();
+    let session = reqwest::get(format!("http://{addr}/api/session"))
+        .await
+        .expect("answered");
+    assert_eq!(session.status(), 401);
+    let body: serde_json::Value = session.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "TOKEN_MISSING");
+    let sign_in = reqwest::Client::new()
+        .post(format!("http://{addr}/api/session"))
+        .json(&json!({"role": "controller"}))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(sign_in.status(), 404, "no demo sign-in outside --demo");
 }

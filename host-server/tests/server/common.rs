@@ -7,7 +7,7 @@ use std::sync::Arc;
 use host_server::config::ServerConfig;
 use host_server::demo::{ANALYST, CONTROLLER};
 use host_server::{http, Actor, AppBuilder, AppState, Correlation, Surface};
-use reqwest::header::{COOKIE, SET_COOKIE};
+use reqwest::header::{COOKIE, SET_COOKIE, WWW_AUTHENTICATE};
 use serde_json::Value;
 use time::macros::date;
 use time::Date;
@@ -65,7 +65,23 @@ where
 pub struct Reply {
     pub status: u16,
     pub set_cookie: Option<String>,
+    pub www_authenticate: Option<String>,
     pub body: Value,
+}
+
+impl Reply {
+    /// The body as the server sent it (a body that is not JSON is kept as a string).
+    pub fn text(&self) -> String {
+        match &self.body {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Status and error code, for refusals.
+    pub fn refusal(&self) -> (u16, Option<&str>) {
+        (self.status, self.body["error"]["code"].as_str())
+    }
 }
 
 impl TestServer {
@@ -80,21 +96,37 @@ impl TestServer {
         cookie: Option<&str>,
         body: Option<String>,
     ) -> Reply {
+        let cookie = cookie.map(|c| (COOKIE.as_str(), c));
+        self.send_with_headers(method, path, cookie.as_slice(), body)
+            .await
+    }
+
+    /// [`TestServer::send`] with any request headers.
+    pub async fn send_with_headers(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> Reply {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = self.http.request(method, self.url(path));
-        if let Some(c) = cookie {
-            req = req.header(COOKIE, c);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         if let Some(b) = body {
             req = req.header("content-type", "application/json").body(b);
         }
         let resp = req.send().await.expect("request is answered");
         let status = resp.status().as_u16();
-        let set_cookie = resp
-            .headers()
-            .get(SET_COOKIE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let header = |name| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let set_cookie = header(SET_COOKIE);
+        let www_authenticate = header(WWW_AUTHENTICATE);
         let text = resp.text().await.expect("body");
         let body = if text.is_empty() {
             Value::Null
@@ -104,6 +136,7 @@ impl TestServer {
         Reply {
             status,
             set_cookie,
+            www_authenticate,
             body,
         }
     }

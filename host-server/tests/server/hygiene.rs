@@ -241,4 +241,42 @@ async fn static_files_with_spa_fallback() {
     assert_eq!(get("/%2e%2e/%2e%2e/Cargo.toml").await.0, 404);
     let (status, ct, _) = get("/api/nope").await;
     assert_eq!((status, ct.as_str()), (404, "application/json"));
+
+    // Conditional requests and ranges, as a browser and a CDN make them.
+    let first = s
+        .http
+        .get(s.url("/assets/app.js"))
+        .send()
+        .await
+        .expect("answered");
+    let etag = first.headers().get("etag").expect("an ETag").clone();
+    assert_eq!(
+        first.headers().get("cache-control").map(|v| v.as_bytes()),
+        Some(&b"public, max-age=3600"[..])
+    );
+    let again = s
+        .http
+        .get(s.url("/assets/app.js"))
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(again.status().as_u16(), 304);
+    let part = s
+        .http
+        .get(s.url("/assets/app.js"))
+        .header("range", "bytes=8-13")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(part.status().as_u16(), 206);
+    assert_eq!(part.text().await.expect("body"), "log(1)");
+    let head = s.http.head(s.url("/")).send().await.expect("answered");
+    assert_eq!(
+        (
+            head.status().as_u16(),
+            head.headers().get("cache-control").map(|v| v.as_bytes())
+        ),
+        (200, Some(&b"no-cache"[..]))
+    );
 }

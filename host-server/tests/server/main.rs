@@ -2,6 +2,7 @@
 
 mod common;
 
+mod appfiles;
 mod approvals;
 mod audit;
 mod builder;
@@ -9,7 +10,9 @@ mod cli;
 mod discovery;
 mod hardening;
 mod hygiene;
+mod identity;
 mod ledger;
+mod lifecycle;
 mod manifest;
 mod mcp;
 mod pg;

@@ -84,7 +84,7 @@ async fn health_and_demo_sign_in_need_no_session() {
     assert_eq!(reply.status, 200);
     assert_eq!(
         reply.body,
-        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}})
+        json!({"user": {"id": "ada@example.com", "email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}})
     );
     let set = reply.set_cookie.expect("a cookie is set");
     assert!(set.starts_with("dpas_session="));
@@ -99,7 +99,7 @@ async fn health_and_demo_sign_in_need_no_session() {
     assert_eq!(
         session.body,
         // No chat endpoint is mounted here, so no model serves (the chat tests list theirs).
-        json!({"user": {"email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}, "models": [], "defaultModel": null})
+        json!({"user": {"id": "ada@example.com", "email": "ada@example.com", "name": "Ada Analyst", "role": "analyst"}, "models": [], "defaultModel": null})
     );
 
     let bad = s.post("/api/session", None, json!({"role": "admin"})).await;

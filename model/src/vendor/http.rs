@@ -3,6 +3,7 @@
 //! `ModelError`s. No message built here ever contains a URL, a host or a key: reqwest's
 //! own errors (which name the URL) are never formatted.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use futures_util::stream;
@@ -32,16 +33,20 @@ pub(crate) fn client(settings: &HttpSettings, base_url: &str) -> Result<Client, 
     builder.build()
 }
 
+/// Whether the vendor's base URL names this machine (a parsed host, not a prefix: a remote
+/// `127.example.com` is not loopback).
 fn is_loopback(base_url: &str) -> bool {
-    let rest = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(v6),
-        None => authority.split(':').next().unwrap_or(authority),
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
     };
-    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
+    url.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// One POST with a JSON body, retried per `settings.retry`; returns the 2xx response.
@@ -206,6 +211,10 @@ mod tests {
         assert!(is_loopback("http://localhost:11434/v1"));
         assert!(is_loopback("http://[::1]:8080"));
         assert!(!is_loopback("https://api.example.com/v1"));
+        assert!(is_loopback("http://127.0.0.2:9000"));
+        assert!(!is_loopback("https://127.example.com/v1"));
+        assert!(!is_loopback("https://localhost.example.com/v1"));
+        assert!(!is_loopback("not a url"));
     }
 
     #[test]

@@ -1,0 +1,134 @@
+// A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
+import { useCallback, useEffect, useState, type FormEvent } from "react";
+import type { ToolCallView } from "@dpas/host";
+import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
+
+interface Todo { id: number; text: string; done: boolean }
+type Filter = "all" | "open" | "done";
+
+async function post(path: string, body: unknown = {}): Promise<any> {
+  const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+  return (await fetch(path, init)).json();
+}
+
+// A JSON Schema for an object with exactly these (required) properties.
+const object = (properties: object) =>
+  ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
+
+// The server's capabilities over POST /rpc/<id>; a refusal is thrown with its code.
+async function rpc(id: string, input: unknown = {}): Promise<unknown> {
+  const envelope = await post(`/rpc/${id}`, input);
+  if (envelope.status === "ok") return envelope.data;
+  throw Object.assign(new Error(envelope.error?.message ?? "Refused."), envelope.error);
+}
+
+// A text field and its button: `onSubmit` gets the text, and the field is emptied.
+function Field(props: { label: string; button: string; busy?: boolean; onSubmit: (text: string) => unknown }) {
+  const [text, setText] = useState("");
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void props.onSubmit(text);
+    setText("");
+  };
+  return (
+    <form onSubmit={submit}>
+      <input aria-label={props.label} value={text} onChange={(e) => setText(e.target.value)} />
+      <button disabled={props.busy || !text.trim()}>{props.button}</button>
+    </form>
+  );
+}
+
+function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
+  const [filter, setFilter] = useState<Filter>("all");
+  const shown = todos.filter((t) => filter === "all" || t.done === (filter === "done"));
+  // What the assistant may do on this screen, while it is mounted. No dependency array:
+  // `read` and `execute` always see this render's state.
+  useAgentComponent({
+    type: "todo.list",
+    description: "The shared todo list, as the user sees it.",
+    observations: [{ name: "read", description: "The filter and the todos it shows.",
+      outputSchema: { type: "object" }, read: () => ({ filter, todos: shown }) }],
+    actions: [{ name: "show", description: "Show all, open or done todos.", effect: "local-state",
+      inputSchema: object({ filter: { enum: ["all", "open", "done"] } }),
+      execute: (input) => setFilter(input.filter as Filter) }],
+    // A server capability the chat reaches only through this screen, after the user confirms.
+    procedures: [{ path: "complete-todo", description: "Tick a todo off as done.", effect: "server-mutation",
+      confirmation: "required", inputSchema: object({ id: { type: "integer", minimum: 1 } }) }],
+  });
+  return (
+    <section aria-label="Todos">
+      <Field label="New todo" button="Add" onSubmit={(text) => rpc("add-todo", { text }).then(refresh)} />
+      <ul>{shown.map((t) => <li key={t.id}>{t.done ? <s>{t.text}</s> : t.text}</li>)}</ul>
+    </section>
+  );
+}
+
+// A server call the model made; one that waits for approval gets Approve and Deny.
+function ToolCall({ call, threadId, refresh }: { call: ToolCallView; threadId: string; refresh: () => void }) {
+  const [receipt, setReceipt] = useState<string>();
+  const result = call.result as { status?: string; approvalId?: string } | undefined;
+  const approvalId = result?.status === "approval-required" ? result.approvalId : undefined;
+  const decide = async (approved: boolean) => {
+    const answer = await post(`/api/approvals/${approvalId}`, { approved, threadId });
+    setReceipt(answer.receipt?.text ?? answer.error?.message);
+    refresh();
+  };
+  return (
+    <div data-testid="tool-call">
+      {call.canonicalId}: {approvalId ? "needs your approval" : call.state}
+      {approvalId && !receipt && <>
+        <button onClick={() => decide(true)}>Approve</button> <button onClick={() => decide(false)}>Deny</button>
+      </>}
+      {receipt && <p role="status">{receipt}</p>}
+    </div>
+  );
+}
+
+function Assistant({ refresh }: { refresh: () => void }) {
+  const { state, conversation } = useConversation({ endpoint: "/agent/chat", getPathname: () => location.pathname });
+  useEffect(() => { if (!state.isRunning) refresh(); }, [state.isRunning, refresh]);
+  return (
+    <section aria-label="Assistant" aria-busy={state.isRunning}>
+      {state.messages.map((m) => (
+        <div key={m.id} className={m.role}>
+          {m.text && <p>{m.text}</p>}
+          {m.toolCalls.map((c) => <ToolCall key={c.toolCallId} call={c} threadId={state.conversationId} refresh={refresh} />)}
+        </div>
+      ))}
+      {state.error && <p role="alert">{state.error.message}</p>}
+      <Field label="Message" button="Send" busy={state.isRunning} onSubmit={(text) => conversation.send(text)} />
+    </section>
+  );
+}
+
+// Browser-side confirmations (`confirmation: "required"`) wait here for the user.
+function ConfirmDialog() {
+  const [request] = usePendingConfirmations();
+  if (!request) return null;
+  return (
+    <div role="alertdialog" aria-label="Confirm">
+      The assistant wants to run {request.canonicalId} {JSON.stringify(request.input)}.
+      <button onClick={request.approve}>Allow</button> <button onClick={request.deny}>Deny</button>
+    </div>
+  );
+}
+
+export function App() {
+  const [user, setUser] = useState<string | null>(); // undefined while the session is checked
+  const [todos, setTodos] = useState<Todo[]>([]);
+  const refresh = useCallback(() => void rpc("list-todos").then((list) => setTodos(list as Todo[])), []);
+  useEffect(() => {
+    fetch("/api/session").then((r) => (r.ok ? r.json() : null)).then((s) => setUser(s?.user.name ?? null));
+  }, []);
+  if (user === undefined) return null;
+  const signIn = (name: string) => post("/api/sign-in", { name }).then((a) => a.user && setUser(a.user.name));
+  if (user === null) return <Field label="Your name" button="Sign in" onSubmit={signIn} />;
+  return (
+    <SurfaceProvider fallback={<p>Loading…</p>} executeProcedure={(path, input) => rpc(path, input)}>
+      <h1>Todos, signed in as {user}</h1>
+      <TodoList todos={todos} refresh={refresh} />
+      <Assistant refresh={refresh} />
+      <ConfirmDialog />
+    </SurfaceProvider>
+  );
+}
