@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 141 KB, plus what the core/binding crate split measured (issue 13): +1,341 B gzip, generic
-# instantiations the two crates no longer share (host-wasm/README.md, "Size").
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-145725}
+# 141 KB, plus what issue 13's structure measured (host-wasm/README.md, "Size"): the
+# core/binding crate split +1,341 B gzip (generic instantiations the two crates no longer
+# share), the conversation's orchestration in the core behind traits +1,119 B.
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-146844}
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)

@@ -15,12 +15,14 @@
 //! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
 //! - [`guard`]: the J8 loop guard and J7 unexecuted results;
 //! - [`conversation`]: the chat store reducer for assistant-ui (views, usage, inspector);
+//! - [`driver`]: `ConversationDriver`, a conversation's turns, cancellation, generations, restore;
 //! - [`turn`]: the J2 step loop (`runTurn`) and J5 dispatch over transport/UI traits;
 //! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
 
 pub mod canonical;
 pub mod capability;
 pub mod conversation;
+pub mod driver;
 pub mod envelope;
 pub mod guard;
 pub mod ids;

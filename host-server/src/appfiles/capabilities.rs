@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::executor::{HttpCall, HttpExecutor, UrlTemplate};
+use super::locate::locate;
 use super::{json_error, line_column, policies, read_text, FileError};
 use crate::runtime::{Capability, Policy, Risk, RuntimeBuilder, SideEffect, Surface};
 
@@ -216,22 +217,28 @@ impl CapabilityFile {
         let validator = SCHEMA_VALIDATOR
             .as_ref()
             .map_err(|e| FileError::new(path, format!("the published schema is broken: {e}")))?;
+        let mut first = None;
         let issues: Vec<String> = validator
             .iter_errors(&raw)
             .take(5)
             .map(|e| {
                 let at = e.instance_path().to_string();
+                first.get_or_insert_with(|| at.clone());
                 format!("at {}: {e}", if at.is_empty() { "/" } else { &at })
             })
             .collect();
-        if !issues.is_empty() {
-            return Err(FileError::new(
-                path,
-                format!(
-                    "does not match the capabilities schema: {}",
-                    issues.join("; ")
-                ),
-            ));
+        if let Some(pointer) = first {
+            let reason = format!(
+                "does not match the capabilities schema: {}",
+                issues.join("; ")
+            );
+            return Err(match locate(text, format, &pointer) {
+                Some(offset) => {
+                    let (line, column) = line_column(text, offset);
+                    FileError::at(path, line, column, &reason)
+                }
+                None => FileError::new(path, reason),
+            });
         }
         file.check(path)?;
         Ok(file)

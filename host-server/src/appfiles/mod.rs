@@ -5,6 +5,7 @@
 
 pub mod capabilities;
 pub mod executor;
+mod locate;
 pub mod policies;
 
 use std::path::{Path, PathBuf};

@@ -231,10 +231,30 @@ async fn start_app() -> (TestServer, Arc<Backend>) {
 #[actix_web::test]
 async fn a_file_capability_runs_over_rpc_and_the_backend_learns_who_and_which_call() {
     let (s, backend) = start_app().await;
+    let mut audit = s.state.runtime.subscribe(Some("eddie@example.com"));
     let (status, env) = s
         .rpc(&cookie(&s, &editor()), "add-todo", json!({"title": "milk"}))
         .await;
     assert_eq!(status, 200, "{env}");
+    // Audited like a built-in capability, under the id the backend is given, without values.
+    let entries = audit.drain();
+    let kinds: Vec<&str> = entries.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "capability.requested",
+            "capability.started",
+            "capability.completed"
+        ]
+    );
+    let completed = entries.last().unwrap();
+    assert_eq!(completed.capability_id.as_deref(), Some("add-todo"));
+    for e in &entries {
+        assert!(
+            !serde_json::to_string(&e.data).unwrap().contains("milk"),
+            "{e:?}"
+        );
+    }
     assert_eq!(
         env,
         json!({"status": "ok", "data": {"id": 7, "title": "milk"}})
@@ -250,7 +270,7 @@ async fn a_file_capability_runs_over_rpc_and_the_backend_learns_who_and_which_ca
     );
     assert_eq!(req.headers["content-type"], "application/json");
     let invocation = &req.headers["x-dpas-invocation-id"];
-    assert!(invocation.starts_with("exe_"), "{invocation}");
+    assert_eq!(Some(invocation), completed.execution_id.as_ref());
     // The actor header verifies with the key derived from the session secret, and only so.
     let claims = ActorSigner::from_secret(SECRET.as_bytes())
         .verify(&req.headers["x-dpas-actor"])
@@ -677,12 +697,35 @@ fn a_malformed_file_is_refused_with_its_line_and_reason() {
     // What only the schema says: the pointer to it.
     let err = parse(&good("").replace("\"a\"", "\"a b\""), Format::Json);
     assert!(err.contains("at /capabilities/0/id:"), "{err}");
+    assert!(err.starts_with("caps.json: line 2, column 7:"), "{err}");
+    let err = parse(
+        "[[capabilities]]\nid = \"a\"\ndescription = \"\"\nsideEffect = \"read\"\nrisk = \"low\"\nexpose = []\ninputSchema = { type = \"object\" }\nhttp = { url = \"http://h/x\" }\n",
+        Format::Toml,
+    );
+    assert!(
+        err.starts_with("caps.json: line 3,") && err.contains("at /capabilities/0/description:"),
+        "{err}"
+    );
     let err = parse(
         &good("").replace("{\"type\": \"object\"}", "{\"type\": \"array\"}"),
         Format::Json,
     );
     assert!(
         err.contains("at /capabilities/0/inputSchema/type:"),
+        "{err}"
+    );
+    // More capabilities than one step may offer the model.
+    let one: Value = serde_json::from_str::<Value>(&good("")).unwrap()["capabilities"][0].clone();
+    let many: Vec<Value> = (0..129)
+        .map(|i| {
+            let mut c = one.clone();
+            c["id"] = json!(format!("c{i}"));
+            c
+        })
+        .collect();
+    let err = parse(&json!({"capabilities": many}).to_string(), Format::Json);
+    assert!(
+        err.contains("at /capabilities:") && err.contains("more than 128"),
         "{err}"
     );
     // What neither can say: named by capability or policy.
