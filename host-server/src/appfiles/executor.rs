@@ -266,13 +266,15 @@ impl Failure {
     }
 }
 
+/// Control characters and the invisible ones that change text direction or hide text.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
 /// What a refusal may say: control and direction-changing characters removed, whitespace
 /// collapsed, at most [`MAX_MESSAGE_CHARS`] characters; `None` when nothing is left.
 pub fn safe_message(raw: &str) -> Option<String> {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-    };
     let cleaned: String = raw
         .chars()
         .map(|c| if hidden(c) { ' ' } else { c })
@@ -550,5 +552,19 @@ mod tests {
             .verify(&format!("v1.{forged_payload}.{tag}"))
             .is_none());
         assert!(signer.verify(signed).is_none());
+    }
+
+    proptest::proptest! {
+        /// Whatever a backend says, what reaches the caller is short and shows no control
+        /// or direction-changing characters.
+        #[test]
+        fn any_refusal_text_is_made_safe(raw in ".{0,600}") {
+            if let Some(m) = safe_message(&raw) {
+                let shown = m.chars().any(hidden);
+                proptest::prop_assert!(m.chars().count() <= MAX_MESSAGE_CHARS);
+                proptest::prop_assert!(!shown);
+                proptest::prop_assert_eq!(m.trim(), m.as_str());
+            }
+        }
     }
 }

@@ -183,4 +183,62 @@ mod tests {
         assert_eq!(at("/caps/1/http/url").0, 6);
         assert_eq!(at("/caps/0/id").0, 2);
     }
+
+    fn values() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            ".{0,8}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 40, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::from),
+                proptest::collection::btree_map(".{0,6}", inner, 0..5)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+        out.push(at.clone());
+        let escape = |k: &str| k.replace('~', "~0").replace('/', "~1");
+        match v {
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    pointers(x, format!("{at}/{i}"), out);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    pointers(x, format!("{at}/{}", escape(k)), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    proptest::proptest! {
+        /// Every pointer of any JSON document, compact or pretty, finds the text of its value.
+        #[test]
+        fn every_pointer_finds_its_value(v in values(), pretty in proptest::bool::ANY) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                serde_json::to_string(&v).unwrap()
+            };
+            let mut all = Vec::new();
+            pointers(&v, String::new(), &mut all);
+            for p in all {
+                let offset = locate(&text, Format::Json, &p).unwrap();
+                let found = serde_json::Deserializer::from_str(&text[offset..])
+                    .into_iter::<serde_json::Value>()
+                    .next()
+                    .unwrap()
+                    .unwrap();
+                proptest::prop_assert_eq!(Some(&found), v.pointer(&p), "{}", p);
+            }
+        }
+    }
 }

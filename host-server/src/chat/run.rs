@@ -28,6 +28,7 @@ use super::compose::Composition;
 use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
 use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
 /// Longest provider or tool failure message relayed (F4).
@@ -62,6 +63,9 @@ impl FrameSink {
     }
 
     async fn send(&self, frame: &Frame) {
+        if let Frame::Error { error } = frame {
+            telemetry::error(&error.code);
+        }
         // A closed channel means the client left; the run goes on regardless.
         match &self.out {
             SinkOut::Ndjson(tx) => {
@@ -316,6 +320,7 @@ impl StepRun {
 
     /// Runs the step-request to its end; every path sends `step-finish`.
     pub async fn run(mut self, sink: FrameSink) {
+        let metrics = StepMetrics::start();
         let start = Frame::StepStart(StepStart {
             step_id: self.composition.step_id.clone(),
             turn_id: self.request.turn_id.clone(),
@@ -395,6 +400,7 @@ impl StepRun {
                 input: r.input.clone(),
             })
             .collect();
+        metrics.finish(&finish_reason, usage.as_ref());
         let finish = Frame::StepFinish(StepFinish {
             step_id: self.composition.step_id.clone(),
             finish_reason,
@@ -566,6 +572,7 @@ impl StepRun {
         let Some(executor) = executor else {
             // In neither plane: no tool-call frame; answered in the history at once.
             history.answer(&call.id, tool_results::no_such_tool(&call.name));
+            telemetry::tool_call(Plane::Unknown, CallOutcome::NoSuchTool);
             let frame = host_inspector::tool_unknown(&call.name, self.correlation());
             self.emit(sink, frame).await;
             return;
@@ -578,6 +585,15 @@ impl StepRun {
             input,
         });
         self.emit(sink, frame).await;
+        let plane = match executor {
+            Executor::Server => Plane::Server,
+            Executor::Browser => Plane::Browser,
+        };
+        if call.invalid_input.is_some() {
+            telemetry::tool_call(plane, CallOutcome::InvalidInput);
+        } else if executor == Executor::Browser {
+            telemetry::tool_call(plane, CallOutcome::Delegated);
+        }
         if let Some(problem) = call.invalid_input {
             // The arguments did not parse: a tool error for a known tool (F4).
             let result = tool_results::tool_failed(&sanitise(&problem));
@@ -633,6 +649,8 @@ impl StepRun {
                     let Some((record, result)) = done else { break };
                     let ok = !tool_results::is_error_shaped(&result);
                     if history.answer(&record.id, result.clone()).is_some() {
+                        let outcome = if ok { CallOutcome::Ok } else { CallOutcome::Error };
+                        telemetry::tool_call(Plane::Server, outcome);
                         self.emit_result(sink, &record, ok, result).await;
                     }
                 }
@@ -657,6 +675,7 @@ impl StepRun {
         for id in open {
             let result = tool_results::tool_not_executed();
             if let Some(record) = history.answer(&id, result.clone()) {
+                telemetry::tool_call(Plane::Server, CallOutcome::NotExecuted);
                 self.emit_result(sink, &record, false, result).await;
             }
         }

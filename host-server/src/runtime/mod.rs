@@ -536,6 +536,7 @@ impl Runtime {
                 return emit.failed(STAGE_APPROVAL, e, 0);
             }
             emit.event("approval.requested", data);
+            crate::telemetry::approval("requested");
             let message = format!("Awaiting approval: {}.", reasons.join("; "));
             return Envelope::ApprovalRequired {
                 approval_id,
@@ -674,6 +675,7 @@ impl Runtime {
             data: Some(json!({"approvalId": record.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, if approved { "approval.approved" } else { "approval.rejected" })
         });
+        crate::telemetry::approval(if approved { "approved" } else { "rejected" });
         Ok(record)
     }
 
@@ -896,6 +898,7 @@ impl Runtime {
             data: Some(json!({"approvalId": consumed.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, "approval.approved")
         });
+        crate::telemetry::approval("approved");
         fault_point("after-decide").await;
         let mut run = consumed.clone();
         run.actor = with_present_credential(run.actor, approver);

@@ -15,5 +15,6 @@ mod ledger;
 mod lifecycle;
 mod manifest;
 mod mcp;
+mod metrics;
 mod sessions;
 mod threads;
