@@ -48,6 +48,9 @@ bash scripts/interop.sh
 step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"
 bash scripts/e2e.sh
 
+step "www: tsc --noEmit and ESLint with the React hooks rules (www's own devDependencies, installed by build-www.sh)"
+(cd www && npx --no-install tsc --noEmit -p tsconfig.json && npx --no-install eslint src)
+
 step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
 SKIP_BUILD=1 bash scripts/packaging.sh
 

@@ -138,6 +138,7 @@ impl AppBuilder {
         // Keys first: a JWKS that cannot be read stops the start before anything is written.
         let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
         let pool = db::connect(&self.config.database_url).await?;
+        crate::telemetry::prometheus();
         let mut builder =
             Runtime::builder().approval_store(Arc::new(SqlApprovalStore::new(pool.clone())));
         if let Some(c) = self.clock {

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod mcp;
 pub mod runtime;
 pub mod session;
+pub mod telemetry;
 pub mod threads;
 
 pub use app::{AppBuilder, AppState};

@@ -45,6 +45,10 @@ fn main() -> ExitCode {
 async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(config.listen)?;
     let addr = listener.local_addr()?;
+    let metrics = match config.metrics_listen {
+        Some(at) => Some(serve_metrics(TcpListener::bind(at)?)?),
+        None => None,
+    };
     let sessions_matter = config.auth == host_server::config::AuthConfig::Session;
     if sessions_matter && config.session_secret == SessionSecret::RandomPerProcess {
         tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
@@ -66,8 +70,12 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     let server =
         http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
-        "listening on http://{addr} database={database} model={model}{}",
-        if demo { " demo=on" } else { "" }
+        "listening on http://{addr} database={database} model={model}{}{}",
+        if demo { " demo=on" } else { "" },
+        metrics
+            .as_ref()
+            .map(|(at, _)| format!(" metrics=http://{at}/metrics"))
+            .unwrap_or_default()
     );
     lifecycle::serve_until_drained(
         server,
@@ -77,5 +85,29 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
         lifecycle::shutdown_signal(),
     )
     .await?;
+    if let Some((_, server)) = metrics {
+        server.stop(true).await;
+    }
     Ok(())
+}
+
+/// `GET /metrics` alone on its own address (`--metrics-listen`), e.g. one only the
+/// scraper's network reaches.
+fn serve_metrics(
+    listener: TcpListener,
+) -> std::io::Result<(std::net::SocketAddr, actix_web::dev::ServerHandle)> {
+    let at = listener.local_addr()?;
+    let server = actix_web::HttpServer::new(|| {
+        actix_web::App::new().route(
+            "/metrics",
+            actix_web::web::get().to(host_server::telemetry::metrics_route),
+        )
+    })
+    .workers(1)
+    .disable_signals()
+    .listen(listener)?
+    .run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    Ok((at, handle))
 }

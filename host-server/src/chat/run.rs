@@ -23,11 +23,13 @@ use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::compose::Composition;
 use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
 use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
 /// Longest provider or tool failure message relayed (F4).
@@ -62,6 +64,9 @@ impl FrameSink {
     }
 
     async fn send(&self, frame: &Frame) {
+        if let Frame::Error { error } = frame {
+            telemetry::error(&error.code);
+        }
         // A closed channel means the client left; the run goes on regardless.
         match &self.out {
             SinkOut::Ndjson(tx) => {
@@ -314,8 +319,22 @@ impl StepRun {
         self.emit(sink, frame).await;
     }
 
-    /// Runs the step-request to its end; every path sends `step-finish`.
-    pub async fn run(mut self, sink: FrameSink) {
+    /// Runs the step-request to its end; every path sends `step-finish`. Traced as
+    /// `agent.step`, with an `agent.model_call` per model step and the capability calls
+    /// (`agent.capability_call`, see the runtime) inside it.
+    pub async fn run(self, sink: FrameSink) {
+        let span = tracing::info_span!(
+            "agent.step",
+            dpas.conversation_id = %self.request.conversation_id,
+            dpas.turn_id = %self.request.turn_id,
+            dpas.step_id = %self.composition.step_id,
+            gen_ai.request.model = %self.model_name,
+        );
+        self.run_traced(sink).instrument(span).await;
+    }
+
+    async fn run_traced(mut self, sink: FrameSink) {
+        let metrics = StepMetrics::start();
         let start = Frame::StepStart(StepStart {
             step_id: self.composition.step_id.clone(),
             turn_id: self.request.turn_id.clone(),
@@ -343,8 +362,14 @@ impl StepRun {
                 break;
             }
             let first_new_call = history.records.len();
+            let span = tracing::info_span!(
+                "agent.model_call",
+                dpas.model_step = model_step,
+                gen_ai.request.model = %self.model_name,
+            );
             match self
                 .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
+                .instrument(span)
                 .await
             {
                 StepEnd::Failed => break,
@@ -395,6 +420,7 @@ impl StepRun {
                 input: r.input.clone(),
             })
             .collect();
+        metrics.finish(&finish_reason, usage.as_ref());
         let finish = Frame::StepFinish(StepFinish {
             step_id: self.composition.step_id.clone(),
             finish_reason,
@@ -566,6 +592,7 @@ impl StepRun {
         let Some(executor) = executor else {
             // In neither plane: no tool-call frame; answered in the history at once.
             history.answer(&call.id, tool_results::no_such_tool(&call.name));
+            telemetry::tool_call(Plane::Unknown, CallOutcome::NoSuchTool);
             let frame = host_inspector::tool_unknown(&call.name, self.correlation());
             self.emit(sink, frame).await;
             return;
@@ -578,6 +605,15 @@ impl StepRun {
             input,
         });
         self.emit(sink, frame).await;
+        let plane = match executor {
+            Executor::Server => Plane::Server,
+            Executor::Browser => Plane::Browser,
+        };
+        if call.invalid_input.is_some() {
+            telemetry::tool_call(plane, CallOutcome::InvalidInput);
+        } else if executor == Executor::Browser {
+            telemetry::tool_call(plane, CallOutcome::Delegated);
+        }
         if let Some(problem) = call.invalid_input {
             // The arguments did not parse: a tool error for a known tool (F4).
             let result = tool_results::tool_failed(&sanitise(&problem));
@@ -633,6 +669,8 @@ impl StepRun {
                     let Some((record, result)) = done else { break };
                     let ok = !tool_results::is_error_shaped(&result);
                     if history.answer(&record.id, result.clone()).is_some() {
+                        let outcome = if ok { CallOutcome::Ok } else { CallOutcome::Error };
+                        telemetry::tool_call(Plane::Server, outcome);
                         self.emit_result(sink, &record, ok, result).await;
                     }
                 }
@@ -657,6 +695,7 @@ impl StepRun {
         for id in open {
             let result = tool_results::tool_not_executed();
             if let Some(record) = history.answer(&id, result.clone()) {
+                telemetry::tool_call(Plane::Server, CallOutcome::NotExecuted);
                 self.emit_result(sink, &record, false, result).await;
             }
         }

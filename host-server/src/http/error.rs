@@ -83,6 +83,7 @@ impl ResponseError for ApiError {
         if let Self::Internal(cause) = self {
             tracing::error!(%cause, "request failed");
         }
+        crate::telemetry::error(self.code());
         let mut response = HttpResponse::build(self.status_code());
         match self {
             Self::RateLimited { retry_after_secs } => {

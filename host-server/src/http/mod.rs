@@ -54,6 +54,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
         .route("/api/ready", web::get().to(ready_check))
+        .configure(|cfg| {
+            // Not behind the session: it is for scrapers (or on its own address).
+            if state.config.metrics_listen.is_none() {
+                cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
+            }
+        })
         .service(
             resource("/api/session")
                 .get(get_session)
@@ -110,6 +116,9 @@ pub fn app_with(
 > {
     App::new()
         .wrap(actix_web::middleware::from_fn(harden::harden))
+        .wrap(actix_web::middleware::from_fn(
+            crate::telemetry::http_metrics,
+        ))
         .configure(extra)
         .configure(move |cfg| configure(cfg, &state))
 }
@@ -150,6 +159,7 @@ where
     let head_deadline = state.config.request_timeout;
     state.auth.spawn_refresh();
     spawn_upkeep(&state);
+    crate::telemetry::spawn_upkeep();
     let mut server = HttpServer::new(move || app_with(state.clone(), extra.clone()))
         .workers(workers.max(1))
         .client_request_timeout(head_deadline)

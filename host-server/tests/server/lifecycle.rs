@@ -17,6 +17,8 @@ use crate::common::start;
 pub(crate) struct Process {
     child: Option<std::process::Child>,
     pub addr: String,
+    /// The first line the server printed.
+    pub startup: String,
     lines: mpsc::UnboundedReceiver<String>,
     http: reqwest::Client,
 }
@@ -51,6 +53,7 @@ impl Process {
         Self {
             child: Some(child),
             addr,
+            startup: first.trim().to_owned(),
             lines,
             http: reqwest::Client::new(),
         }
