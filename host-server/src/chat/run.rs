@@ -23,6 +23,7 @@ use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::compose::Composition;
 use crate::lifecycle::RunGuard;
@@ -318,8 +319,21 @@ impl StepRun {
         self.emit(sink, frame).await;
     }
 
-    /// Runs the step-request to its end; every path sends `step-finish`.
-    pub async fn run(mut self, sink: FrameSink) {
+    /// Runs the step-request to its end; every path sends `step-finish`. Traced as
+    /// `agent.step`, with an `agent.model_call` per model step and the capability calls
+    /// (`agent.capability_call`, see the runtime) inside it.
+    pub async fn run(self, sink: FrameSink) {
+        let span = tracing::info_span!(
+            "agent.step",
+            dpas.conversation_id = %self.request.conversation_id,
+            dpas.turn_id = %self.request.turn_id,
+            dpas.step_id = %self.composition.step_id,
+            gen_ai.request.model = %self.model_name,
+        );
+        self.run_traced(sink).instrument(span).await;
+    }
+
+    async fn run_traced(mut self, sink: FrameSink) {
         let metrics = StepMetrics::start();
         let start = Frame::StepStart(StepStart {
             step_id: self.composition.step_id.clone(),
@@ -348,8 +362,14 @@ impl StepRun {
                 break;
             }
             let first_new_call = history.records.len();
+            let span = tracing::info_span!(
+                "agent.model_call",
+                dpas.model_step = model_step,
+                gen_ai.request.model = %self.model_name,
+            );
             match self
                 .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
+                .instrument(span)
                 .await
             {
                 StepEnd::Failed => break,

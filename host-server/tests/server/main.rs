@@ -18,3 +18,4 @@ mod mcp;
 mod metrics;
 mod sessions;
 mod threads;
+mod traces;
