@@ -298,7 +298,7 @@ pub enum ConfigError {
     NoneWithOthers,
     #[error("--model {0} is given twice")]
     RepeatedModel(String),
-    #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH or sqlite::memory:")]
+    #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH, sqlite::memory:, postgres://… or postgresql://…")]
     UnsupportedDatabase(String, &'static str),
     #[error("--auth is required without --demo: jwt (tokens from your app or identity provider) or proxy-header (behind an authenticating proxy)")]
     MissingAuth,
@@ -306,6 +306,15 @@ pub enum ConfigError {
     DemoAuthWithoutDemo,
     #[error("--auth {0}: {1}")]
     Identity(&'static str, String),
+}
+
+/// The URL as the startup line and logs may show it: a SQLite URL whole, anything else by
+/// its scheme only (the rest may hold a password).
+pub fn shown_database_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, _)) if scheme != "sqlite" => format!("{scheme}://…"),
+        _ => url.to_owned(),
+    }
 }
 
 /// Checks that a database URL names a store this server has. Without it, sqlx takes any
@@ -321,9 +330,8 @@ pub fn check_database_url(url: &str) -> Result<(), ConfigError> {
     match url.split_once(':') {
         Some(("sqlite", rest)) if !rest.is_empty() => Ok(()),
         Some(("sqlite", _)) => refuse("the URL names no file"),
-        Some(("postgres" | "postgresql", _)) => {
-            refuse("PostgreSQL is not supported by this build yet")
-        }
+        Some(("postgres" | "postgresql", rest)) if rest.starts_with("//") => Ok(()),
+        Some(("postgres" | "postgresql", _)) => refuse("a PostgreSQL URL starts with //"),
         Some((scheme, _))
             if !scheme.is_empty()
                 && scheme
@@ -822,17 +830,17 @@ mod tests {
             "sqlite://.data/dpas.sqlite3",
             "sqlite:/tmp/x.db",
             DEFAULT_DATABASE_URL,
+            "postgres://u:hunter2@h/db",
+            "postgresql://h/db",
         ] {
             assert!(check_database_url(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "postgres://u@h/db",
-            "postgresql://h/db",
-            "redis://h",
-            "x.db",
-            "sqlite:",
-            "",
-        ] {
+        assert_eq!(
+            shown_database_url("postgres://u:hunter2@h/db"),
+            "postgres://…"
+        );
+        assert_eq!(shown_database_url("sqlite::memory:"), "sqlite::memory:");
+        for bad in ["postgres:h/db", "redis://h", "x.db", "sqlite:", ""] {
             let err = check_database_url(bad).expect_err(bad).to_string();
             assert!(err.contains("supported: sqlite:"), "{bad}: {err}");
         }

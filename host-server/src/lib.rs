@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod appfiles;
+pub mod audit_log;
 pub mod auth;
 pub mod chat;
 pub mod config;

@@ -53,7 +53,7 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     if sessions_matter && config.session_secret == SessionSecret::RandomPerProcess {
         tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
     }
-    let database = config.database_url.clone();
+    let database = host_server::config::shown_database_url(&config.database_url);
     let model = config.model.to_string();
     let demo = config.demo;
     let chat_config = ChatConfig::configured(&config, &files)?;

@@ -1,6 +1,7 @@
 //! The HTTP API: health, sessions, `/rpc`, approvals, threads, demo reset and static files.
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
 
+mod audit;
 pub mod body;
 pub mod error;
 pub mod harden;
@@ -80,6 +81,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .service(resource("/api/audit").get(audit::list_audit))
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -156,17 +158,7 @@ where
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
     state.auth.spawn_refresh();
-    let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
-    actix_web::rt::spawn(async move {
-        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
-        hourly.tick().await;
-        loop {
-            hourly.tick().await;
-            if let Err(e) = runtime.purge_approvals(retention).await {
-                tracing::warn!(error = %e, "approval purge failed");
-            }
-        }
-    });
+    spawn_upkeep(&state);
     crate::telemetry::spawn_upkeep();
     let mut server = HttpServer::new(move || app_with(state.clone(), extra.clone()))
         .workers(workers.max(1))
@@ -182,6 +174,54 @@ where
             .shutdown_timeout(crate::lifecycle::CLOSE_TIMEOUT_SECS);
     }
     Ok(server.listen(listener)?.run())
+}
+
+/// What every process does in the background, safe however many share the database:
+/// purge old approvals (hourly), re-read the stored session revocations
+/// ([`crate::session::REVOCATION_REFRESH`]) and, on a shared database, mark runs whose
+/// replica stopped mid-run (each minute).
+fn spawn_upkeep(state: &AppState) {
+    let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
+    actix_web::rt::spawn(async move {
+        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+        hourly.tick().await;
+        loop {
+            hourly.tick().await;
+            if let Err(e) = runtime.purge_approvals(retention).await {
+                tracing::warn!(error = %e, "approval purge failed");
+            }
+        }
+    });
+    let (db, sessions) = (state.pool.clone(), state.sessions.clone());
+    actix_web::rt::spawn(async move {
+        let mut every = tokio::time::interval(crate::session::REVOCATION_REFRESH);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            if let Err(e) = crate::session::load_revoked(&db, &sessions).await {
+                tracing::warn!(error = %e, "reading session revocations failed");
+            }
+        }
+    });
+    if state.pool.backend().is_shared() {
+        let (runtime, threads, backend) = (
+            state.runtime.clone(),
+            state.threads.clone(),
+            state.pool.backend(),
+        );
+        actix_web::rt::spawn(async move {
+            let mut minutely = tokio::time::interval(std::time::Duration::from_secs(60));
+            minutely.tick().await;
+            loop {
+                minutely.tick().await;
+                if let Err(e) =
+                    crate::app::recover_interrupted(&runtime, threads.as_ref(), backend).await
+                {
+                    tracing::warn!(error = %e, "recovering interrupted runs failed");
+                }
+            }
+        });
+    }
 }
 
 pub(crate) async fn method_not_allowed() -> HttpResponse {

@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 pub use approval::{
     ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, MemoryApprovalStore,
-    SqliteApprovalStore,
+    SqlApprovalStore,
 };
 pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use error::{CapabilityError, CapabilityErrorCode, HandlerError, InputIssue};
@@ -566,6 +566,7 @@ impl Runtime {
                     status: ApprovalStatus::Pending,
                     decision: None,
                     consumed_by: None,
+                    consumed_at: None,
                     target_hash: target.as_ref().map(approval::input_hash),
                     target,
                     outcome: None,
@@ -771,11 +772,18 @@ impl Runtime {
         Ok(cancelled)
     }
 
-    /// At start: every approval whose run began but never finished (the process died) becomes
+    /// Every approval whose run began but never finished (its process died) becomes
     /// `interrupted`, and so does an approved non-MCP record never claimed by a run (left by
     /// an older version, which decided and consumed in two steps). They are not re-run: the
     /// action may have half-happened, and nobody is watching now. Returns them.
-    pub async fn recover_approvals(&self) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+    ///
+    /// `grace`: a run claimed less than this long ago is left alone, since another process
+    /// sharing the database may still be running it ([`Runtime::run_grace`]); zero when this
+    /// process is the database's only user.
+    pub async fn recover_approvals(
+        &self,
+        grace: Duration,
+    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
         let now = self.clock.now();
         let candidates = self
             .approvals
@@ -784,8 +792,11 @@ impl Runtime {
         let mut interrupted = Vec::new();
         for record in candidates {
             let stranded = match record.status {
-                ApprovalStatus::Consumed => record.outcome.is_none(),
-                _ => record.surface != Surface::Mcp,
+                ApprovalStatus::Consumed => {
+                    record.outcome.is_none()
+                        && record.consumed_at.is_none_or(|at| at + grace <= now)
+                }
+                _ => record.surface != Surface::Mcp && grace.is_zero(),
             };
             if !stranded {
                 continue;
@@ -809,6 +820,18 @@ impl Runtime {
             interrupted.push(marked);
         }
         Ok(interrupted)
+    }
+
+    /// How long a claimed run may take at most, with a margin: the longest capability
+    /// deadline plus a minute. Past this, a run with no outcome is known to be cut short.
+    pub fn run_grace(&self) -> Duration {
+        let longest = self
+            .registry
+            .iter()
+            .map(|c| c.meta.timeout)
+            .max()
+            .unwrap_or_default();
+        longest + Duration::from_secs(60)
     }
 
     /// Deletes approvals that expired more than `retention` ago.

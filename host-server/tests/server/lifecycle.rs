@@ -235,7 +235,7 @@ async fn ready_needs_every_migration() {
     sqlx::query(
         "DELETE FROM _sqlx_migrations WHERE version = (SELECT MAX(version) FROM _sqlx_migrations)",
     )
-    .execute(&srv.state.pool)
+    .execute(&*srv.state.pool)
     .await
     .expect("forget the last migration");
     let ready = srv.get("/api/ready", None).await;
