@@ -28,7 +28,9 @@ use tracing::Instrument;
 use super::compose::Composition;
 use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
-use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::runtime::{
+    Actor, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime, Surface,
+};
 use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
@@ -190,8 +192,14 @@ impl History {
     }
 }
 
-/// Cuts a failure message to the relayed length (F4).
-fn sanitise(message: &str) -> String {
+/// The result of a server call whose invocation panicked (F6): the envelope every other
+/// failure answers, `EXECUTION_FAILED` with its default message.
+fn panicked_result() -> Value {
+    Envelope::Error(CapabilityError::of(CapabilityErrorCode::ExecutionFailed)).to_value()
+}
+
+/// Cuts a failure message to the relayed length (F4); the vendor layer already sanitised it.
+fn truncate_message(message: &str) -> String {
     let trimmed = message.trim();
     if trimmed.is_empty() {
         return HostErrorCode::ModelError.default_message().to_owned();
@@ -542,7 +550,7 @@ impl StepRun {
         finish_reason: &mut String,
         error: &dpas_model::ModelError,
     ) -> StepEnd {
-        let err = HostError::new(HostErrorCode::ModelError, sanitise(&error.message));
+        let err = HostError::new(HostErrorCode::ModelError, truncate_message(&error.message));
         self.fail(sink, finish_reason, err).await
     }
 
@@ -616,7 +624,7 @@ impl StepRun {
         }
         if let Some(problem) = call.invalid_input {
             // The arguments did not parse: a tool error for a known tool (F4).
-            let result = tool_results::tool_failed(&sanitise(&problem));
+            let result = tool_results::tool_failed(&truncate_message(&problem));
             if let Some(record) = history.answer(&call.id, result.clone()) {
                 self.emit_result(sink, &record, false, result).await;
             }
@@ -654,11 +662,13 @@ impl StepRun {
             };
             let input = record.input.clone();
             running.push_back(async move {
-                let invocation = runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
+                let invocation =
+                    runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
                 // F6: a handler that panics is an execution failure, never a dead run.
-                let result = std::panic::AssertUnwindSafe(invocation).catch_unwind().await.unwrap_or_else(|_| {
-                    json!({"error": {"code": "EXECUTION_FAILED", "message": "The operation failed."}})
-                });
+                let result = std::panic::AssertUnwindSafe(invocation)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| panicked_result());
                 (record, result)
             });
         }
@@ -814,8 +824,18 @@ mod tests {
     }
 
     #[test]
-    fn sanitise_cuts_and_defaults() {
-        assert_eq!(sanitise(&"x".repeat(400)).chars().count(), 300);
-        assert_eq!(sanitise("  "), "The model call failed.");
+    fn a_panicked_call_answers_the_envelope_every_failure_answers() {
+        let result = panicked_result();
+        assert!(tool_results::is_error_shaped(&result));
+        assert_eq!(
+            result,
+            json!({"status": "error", "error": {"code": "EXECUTION_FAILED", "message": "The operation failed.", "retryable": false}})
+        );
+    }
+
+    #[test]
+    fn truncate_message_cuts_and_defaults() {
+        assert_eq!(truncate_message(&"x".repeat(400)).chars().count(), 300);
+        assert_eq!(truncate_message("  "), "The model call failed.");
     }
 }
