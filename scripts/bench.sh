@@ -8,8 +8,22 @@
 #   scripts/bench.sh              # 5 s per load; about 2 minutes once built
 #   BENCH_SECONDS=10 scripts/bench.sh
 #   BENCH_PEER=0 scripts/bench.sh # host-server only
+#   scripts/bench.sh --replicas 2 --database postgres  # see scripts/bench-replicas.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -gt 0 ]; then
+  replicas="" database=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --replicas) replicas=${2:-}; shift 2 ;;
+      --database) database=${2:-}; shift 2 ;;
+      *) echo "unknown argument $1 (expected --replicas N --database postgres)" >&2; exit 2 ;;
+    esac
+  done
+  case "$replicas" in '' | *[!0-9]* | 0) echo "--replicas takes a whole number of at least 1" >&2; exit 2 ;; esac
+  [ "$database" = postgres ] || { echo "--replicas needs --database postgres (SQLite is one process's)" >&2; exit 2; }
+  exec scripts/bench-replicas.sh "$replicas"
+fi
 root=$(pwd)
 # shellcheck source=scripts/lib/serve.sh
 . scripts/lib/serve.sh

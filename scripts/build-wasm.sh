@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the @dpas/host npm package into host-wasm/pkg/:
 #   cargo release build for wasm32 (the root [profile.release]: opt-level z, LTO, one codegen
-#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Oz (npm
+#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Os (npm
 #   `binaryen`, host-wasm/tools) → the hand-written package.json and README from host-wasm/npm/.
 # Prints raw and gzip sizes and fails when .wasm + JS glue exceed the gzip budget.
 #
@@ -12,7 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-144384} # 141 KB
+# 141 KB, plus what issue 13's structure measured (host-wasm/README.md, "Size"): the
+# core/binding crate split +1,341 B gzip (generic instantiations the two crates no longer
+# share), the conversation's orchestration in the core behind traits +1,119 B.
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-146844}
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)

@@ -58,4 +58,12 @@ if ! command -v wrk >/dev/null; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
 fi
 
+# 6. PostgreSQL's server binaries, from Debian: the PostgreSQL tests start throwaway clusters
+#    of their own (initdb + pg_ctl in a temporary folder); no service is started or used.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "installing postgresql"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+fi
+
 say "ready"

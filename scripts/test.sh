@@ -24,6 +24,14 @@ step "fuzz: a bounded run of the stable-Rust fuzz targets (scripts/fuzz.sh for l
 FUZZ_CASES=4000 FUZZ_PROFILE=dev bash scripts/fuzz.sh
 
 # ---- host-wasm: the wasm build and the browser (owned by host-wasm) --------------------------
+step "host-core: no JS in the core's dependency tree (wasm-bindgen, js-sys, web-sys are host-wasm's)"
+js_deps='^(wasm-bindgen|js-sys|web-sys)( |$)'
+cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none | grep -Eq "$js_deps"
+if cargo tree -p dpas-host-core --target wasm32-unknown-unknown -e normal --prefix none | grep -E "$js_deps"; then
+  echo "dpas-host-core depends on a JS binding crate (above): conversion belongs in host-wasm" >&2
+  exit 1
+fi
+
 step "host-wasm: clippy for wasm32 (warnings are errors)"
 cargo clippy -p host-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
 
@@ -39,6 +47,9 @@ bash scripts/interop.sh
 
 step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"
 bash scripts/e2e.sh
+
+step "www: tsc --noEmit and ESLint with the React hooks rules (www's own devDependencies, installed by build-www.sh)"
+(cd www && npx --no-install tsc --noEmit -p tsconfig.json && npx --no-install eslint src)
 
 step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
 SKIP_BUILD=1 bash scripts/packaging.sh

@@ -3,18 +3,16 @@
 
 use std::sync::Arc;
 
-use sqlx::SqlitePool;
-
+use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
+use crate::audit_log::AuditLog;
 use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
-use crate::db::{self, DbError};
+use crate::db::{self, Db, DbError};
 use crate::demo::{self, Ledger};
 use crate::http::limits::{AddressLimiter, StepGate};
-use crate::runtime::{
-    AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqliteApprovalStore,
-};
+use crate::runtime::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqlApprovalStore};
 use crate::session::{self, SessionKeys};
-use crate::threads::{SqliteThreadStore, ThreadCaps, ThreadStore};
+use crate::threads::{SqlThreadStore, ThreadCaps, ThreadStore};
 
 /// Everything a request handler needs. Cheap to clone.
 #[derive(Clone)]
@@ -27,11 +25,16 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// The demo ledger, when the demo domain is registered.
     pub ledger: Option<Ledger>,
-    pub pool: SqlitePool,
+    /// The database (SQLite or PostgreSQL).
+    pub pool: Db,
+    /// The audit table's writer and reader.
+    pub audit_log: AuditLog,
     /// Chat steps running per actor (`--max-concurrent-steps`).
     pub steps: Arc<StepGate>,
     /// Sign-in requests per client address (`--sign-in-per-minute`).
     pub sign_in: Arc<AddressLimiter>,
+    /// Steps in flight and the shutdown state (`lifecycle`).
+    pub drain: crate::lifecycle::Drain,
 }
 
 impl std::fmt::Debug for AppState {
@@ -53,11 +56,13 @@ pub enum StartupError {
     Registry(#[from] RegistryError),
     #[error("recovering approvals: {0}")]
     Approvals(crate::runtime::CapabilityError),
+    #[error("the HTTP client of file capabilities: {0}")]
+    Executor(reqwest::Error),
     #[error(transparent)]
     Auth(#[from] JwtSetupError),
 }
 
-type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
+type Registration = Box<dyn FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send>;
 
 /// Assembles an [`AppState`]. The demo receivables domain is registered unless turned off;
 /// embedders add their own capabilities and policies with [`AppBuilder::register`].
@@ -65,6 +70,7 @@ pub struct AppBuilder {
     config: ServerConfig,
     demo_domain: bool,
     registrations: Vec<Registration>,
+    capability_file: Option<CapabilityFile>,
     clock: Option<Arc<dyn Clock>>,
     audit: Option<AuditHub>,
     ledger_today: Option<demo::ledger::Today>,
@@ -76,6 +82,7 @@ impl AppBuilder {
             config,
             demo_domain: true,
             registrations: Vec::new(),
+            capability_file: None,
             clock: None,
             audit: None,
             ledger_today: None,
@@ -97,9 +104,16 @@ impl AppBuilder {
     /// Adds capabilities and policies; the closure gets the runtime builder and the database.
     pub fn register(
         mut self,
-        f: impl FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send + 'static,
+        f: impl FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send + 'static,
     ) -> Self {
         self.registrations.push(Box::new(f));
+        self
+    }
+
+    /// Registers a capabilities file's capabilities (executed over HTTP, with `X-DPAS-Actor`
+    /// signed with a key derived from the session secret) and its policies.
+    pub fn capability_file(mut self, file: CapabilityFile) -> Self {
+        self.capability_file = Some(file);
         self
     }
 
@@ -124,22 +138,23 @@ impl AppBuilder {
         // Keys first: a JWKS that cannot be read stops the start before anything is written.
         let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
         let pool = db::connect(&self.config.database_url).await?;
+        crate::telemetry::prometheus();
         let mut builder =
-            Runtime::builder().approval_store(Arc::new(SqliteApprovalStore::new(pool.clone())));
+            Runtime::builder().approval_store(Arc::new(SqlApprovalStore::new(pool.clone())));
         if let Some(c) = self.clock {
             builder = builder.clock(c);
         }
-        if let Some(a) = self.audit {
-            builder = builder.audit(a);
-        }
+        let hub = self.audit.unwrap_or_default();
+        let audit_log = AuditLog::start(pool.clone(), &hub);
+        builder = builder.audit(hub);
         let ledger = if self.demo_domain {
             let ledger = match self.ledger_today {
                 Some(t) => Ledger::with_today(pool.clone(), t),
                 None => Ledger::new(pool.clone()),
             };
-            if self.config.demo && ledger.is_empty().await.map_err(StartupError::Seed)? {
+            if self.config.demo {
                 ledger
-                    .seed(ledger.today())
+                    .seed_if_empty(ledger.today())
                     .await
                     .map_err(StartupError::Seed)?;
             }
@@ -148,20 +163,21 @@ impl AppBuilder {
         } else {
             None
         };
+        if let Some(file) = &self.capability_file {
+            let signer = match &self.config.session_secret {
+                SessionSecret::Given(s) => ActorSigner::from_secret(s.as_bytes()),
+                SessionSecret::RandomPerProcess => ActorSigner::random(),
+            };
+            // The app's own token goes on to its backend; our session tokens never do.
+            let forward = matches!(self.config.auth, crate::config::AuthConfig::Jwt(_));
+            let executor =
+                Arc::new(HttpExecutor::new(signer, forward).map_err(StartupError::Executor)?);
+            builder = file.register(builder, &executor);
+        }
         for r in self.registrations {
             builder = r(builder, &pool);
         }
         let runtime = builder.build()?;
-        // Nothing runs yet: any approved action whose run began and never finished is from a
-        // process that died; mark it, and drop what is past retention.
-        let interrupted = runtime
-            .recover_approvals()
-            .await
-            .map_err(StartupError::Approvals)?;
-        runtime
-            .purge_approvals(self.config.approval_retention)
-            .await
-            .map_err(StartupError::Approvals)?;
         let sessions = match &self.config.session_secret {
             SessionSecret::Given(s) => SessionKeys::from_secret(s, self.config.session_ttl),
             SessionSecret::RandomPerProcess => SessionKeys::random(self.config.session_ttl),
@@ -171,19 +187,17 @@ impl AppBuilder {
             .await
             .map_err(StartupError::Seed)?;
         let caps = ThreadCaps::from_limits(self.config.body_limit);
-        let threads: Arc<dyn ThreadStore> = Arc::new(SqliteThreadStore::new(pool.clone(), caps));
-        // Each interrupted run gets its receipt in the conversation it was approved in.
-        for record in &interrupted {
-            let thread = record
-                .decision
-                .as_ref()
-                .and_then(|d| d.thread_id.as_deref());
-            let text = format!(
-                "The server stopped while {} was running after your approval, so it may or may not have happened. Check before asking again.",
-                crate::http::receipt_subject(record)
-            );
-            crate::http::store_receipt(threads.as_ref(), &record.actor.id, thread, &text).await;
-        }
+        let threads: Arc<dyn ThreadStore> = Arc::new(SqlThreadStore::new(pool.clone(), caps));
+        // Nothing runs yet in this process: any approved action whose run began and never
+        // finished is from a process that died (on a shared database, once it is older than
+        // any run can take); mark it, and drop what is past retention.
+        recover_interrupted(&runtime, threads.as_ref(), pool.backend())
+            .await
+            .map_err(StartupError::Approvals)?;
+        runtime
+            .purge_approvals(self.config.approval_retention)
+            .await
+            .map_err(StartupError::Approvals)?;
         Ok(AppState {
             steps: StepGate::new(self.config.max_concurrent_steps),
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
@@ -194,6 +208,35 @@ impl AppBuilder {
             auth,
             ledger,
             pool,
+            audit_log,
+            drain: crate::lifecycle::Drain::default(),
         })
     }
+}
+
+/// Marks the runs cut short by a stopped process `interrupted` and gives each its receipt
+/// in the conversation it was approved in. On a shared database another replica may be
+/// running a recent claim, so only claims older than [`Runtime::run_grace`] count.
+pub async fn recover_interrupted(
+    runtime: &Runtime,
+    threads: &dyn ThreadStore,
+    backend: db::Backend,
+) -> Result<(), crate::runtime::CapabilityError> {
+    let grace = if backend.is_shared() {
+        runtime.run_grace()
+    } else {
+        std::time::Duration::ZERO
+    };
+    for record in runtime.recover_approvals(grace).await? {
+        let thread = record
+            .decision
+            .as_ref()
+            .and_then(|d| d.thread_id.as_deref());
+        let text = format!(
+            "The server stopped while {} was running after your approval, so it may or may not have happened. Check before asking again.",
+            crate::http::receipt_subject(&record)
+        );
+        crate::http::store_receipt(threads, &record.actor.id, thread, &text).await;
+    }
+    Ok(())
 }

@@ -19,6 +19,8 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Default time in-flight steps get to finish after SIGTERM, in seconds.
+pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
@@ -118,6 +120,16 @@ pub struct Cli {
     /// Serve the built web app from this directory (SPA fallback to index.html).
     #[arg(long = "static", env = "DPAS_STATIC_DIR", value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
+    /// The app's capabilities, executed over HTTP by its backend, and their policies (JSON,
+    /// or TOML by the `.toml` extension; schema: host-server/schema/capabilities.schema.json).
+    #[arg(long = "capabilities", env = "DPAS_CAPABILITIES", value_name = "FILE")]
+    pub capabilities_file: Option<PathBuf>,
+    /// The app's preamble of the system prompt (replaces the demo's), as plain text.
+    #[arg(long = "prompt-file", env = "DPAS_PROMPT_FILE", value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// Route → scope floor, the JSON object the browser package takes as `routeScopes`.
+    #[arg(long = "routes", env = "DPAS_ROUTES", value_name = "FILE")]
+    pub routes_file: Option<PathBuf>,
     /// Secret for signing session cookies; required without --demo.
     #[arg(long, env = "DPAS_SESSION_SECRET", hide_env_values = true)]
     pub session_secret: Option<String>,
@@ -155,6 +167,13 @@ pub struct Cli {
     /// clients such as MCP approval deep links; without it the request's own origin is used.
     #[arg(long, env = "DPAS_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// Serve `GET /metrics` on this address instead of on `--listen`.
+    #[arg(long, env = "DPAS_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Seconds in-flight steps get to finish after SIGTERM; steps still running then are
+    /// stopped and saved with their open calls settled.
+    #[arg(long, env = "DPAS_DRAIN_TIMEOUT", default_value_t = DEFAULT_DRAIN_TIMEOUT_SECS)]
+    pub drain_timeout: u64,
     #[command(flatten)]
     pub identity: IdentityArgs,
 }
@@ -279,7 +298,7 @@ pub enum ConfigError {
     NoneWithOthers,
     #[error("--model {0} is given twice")]
     RepeatedModel(String),
-    #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH or sqlite::memory:")]
+    #[error("--database {0:?}: {1}; supported: sqlite:PATH, sqlite://PATH, sqlite::memory:, postgres://… or postgresql://…")]
     UnsupportedDatabase(String, &'static str),
     #[error("--auth is required without --demo: jwt (tokens from your app or identity provider) or proxy-header (behind an authenticating proxy)")]
     MissingAuth,
@@ -287,6 +306,15 @@ pub enum ConfigError {
     DemoAuthWithoutDemo,
     #[error("--auth {0}: {1}")]
     Identity(&'static str, String),
+}
+
+/// The URL as the startup line and logs may show it: a SQLite URL whole, anything else by
+/// its scheme only (the rest may hold a password).
+pub fn shown_database_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, _)) if scheme != "sqlite" => format!("{scheme}://…"),
+        _ => url.to_owned(),
+    }
 }
 
 /// Checks that a database URL names a store this server has. Without it, sqlx takes any
@@ -302,9 +330,8 @@ pub fn check_database_url(url: &str) -> Result<(), ConfigError> {
     match url.split_once(':') {
         Some(("sqlite", rest)) if !rest.is_empty() => Ok(()),
         Some(("sqlite", _)) => refuse("the URL names no file"),
-        Some(("postgres" | "postgresql", _)) => {
-            refuse("PostgreSQL is not supported by this build yet")
-        }
+        Some(("postgres" | "postgresql", rest)) if rest.starts_with("//") => Ok(()),
+        Some(("postgres" | "postgresql", _)) => refuse("a PostgreSQL URL starts with //"),
         Some((scheme, _))
             if !scheme.is_empty()
                 && scheme
@@ -337,6 +364,10 @@ pub struct ServerConfig {
     pub model_timeout: Duration,
     pub demo: bool,
     pub static_dir: Option<PathBuf>,
+    /// `--capabilities`, `--prompt-file`, `--routes` (loaded by `appfiles::AppFiles::load`).
+    pub capabilities_file: Option<PathBuf>,
+    pub prompt_file: Option<PathBuf>,
+    pub routes_file: Option<PathBuf>,
     pub session_secret: SessionSecret,
     pub body_limit: usize,
     pub session_ttl: Duration,
@@ -352,6 +383,10 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// `--public-url`, without a trailing `/`.
     pub public_url: Option<String>,
+    /// Where `GET /metrics` is served when not on `listen`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How long in-flight steps get after SIGTERM.
+    pub drain_timeout: Duration,
     /// Where a request's identity comes from.
     pub auth: AuthConfig,
 }
@@ -705,6 +740,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(cli.model_timeout),
             demo: cli.demo,
             static_dir: cli.static_dir,
+            capabilities_file: cli.capabilities_file,
+            prompt_file: cli.prompt_file,
+            routes_file: cli.routes_file,
             session_secret,
             body_limit: cli.body_limit,
             session_ttl: Duration::from_secs(cli.session_ttl),
@@ -719,6 +757,8 @@ impl ServerConfig {
                 .map(|o| normalise_origin(o).ok_or_else(|| ConfigError::BadOrigin(o.clone())))
                 .collect::<Result<_, _>>()?,
             public_url: cli.public_url,
+            metrics_listen: cli.metrics_listen,
+            drain_timeout: Duration::from_secs(cli.drain_timeout),
             auth,
         })
     }
@@ -733,6 +773,9 @@ impl ServerConfig {
             model_timeout: Duration::from_secs(45),
             demo: true,
             static_dir: None,
+            capabilities_file: None,
+            prompt_file: None,
+            routes_file: None,
             session_secret: SessionSecret::Given(secret.to_owned()),
             body_limit: DEFAULT_BODY_LIMIT,
             session_ttl: Duration::from_secs(3600),
@@ -743,6 +786,8 @@ impl ServerConfig {
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
             allowed_origins: Vec::new(),
             public_url: None,
+            metrics_listen: None,
+            drain_timeout: Duration::from_secs(DEFAULT_DRAIN_TIMEOUT_SECS),
             auth: AuthConfig::Session,
         }
     }
@@ -785,17 +830,17 @@ mod tests {
             "sqlite://.data/dpas.sqlite3",
             "sqlite:/tmp/x.db",
             DEFAULT_DATABASE_URL,
+            "postgres://u:hunter2@h/db",
+            "postgresql://h/db",
         ] {
             assert!(check_database_url(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "postgres://u@h/db",
-            "postgresql://h/db",
-            "redis://h",
-            "x.db",
-            "sqlite:",
-            "",
-        ] {
+        assert_eq!(
+            shown_database_url("postgres://u:hunter2@h/db"),
+            "postgres://…"
+        );
+        assert_eq!(shown_database_url("sqlite::memory:"), "sqlite::memory:");
+        for bad in ["postgres:h/db", "redis://h", "x.db", "sqlite:", ""] {
             let err = check_database_url(bad).expect_err(bad).to_string();
             assert!(err.contains("supported: sqlite:"), "{bad}: {err}");
         }

@@ -1,14 +1,22 @@
-//! The SQLite pool and the embedded migrations.
+//! The database: SQLite (embedded, the default) or PostgreSQL (shared by replicas), chosen by
+//! the URL's scheme, behind one pool type.
+//!
+//! Every store is written once against sqlx's `Any` driver: the statements use `$N`
+//! placeholders and SQL both backends read the same way, so there is one set of semantics.
+//! What differs is said here and nowhere else: how a read-then-write transaction begins
+//! ([`Db::begin`]), how it locks the row it read ([`Db::for_update`]) and how it serialises
+//! with other writers of the same thing ([`Db::lock`]).
 
 use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Transaction};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -18,41 +26,107 @@ pub enum DbError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("cannot create the database directory {0}: {1}")]
     Dir(String, std::io::Error),
+    /// The database could not be reached at start. Names the scheme only: the URL may hold a
+    /// password.
+    #[error("cannot reach the {scheme} database: {cause}")]
+    Unreachable { scheme: &'static str, cause: String },
 }
 
-/// Migrations compiled into the binary, in version order.
-const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "ledger", include_str!("../migrations/0001_ledger.sql")),
-    (2, "threads", include_str!("../migrations/0002_threads.sql")),
+/// Which database a [`Db`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// One process owns the file.
+    Sqlite,
+    /// Shared: any number of replicas may use it at once.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a URL names, by its scheme.
+    pub fn of_url(url: &str) -> Option<Self> {
+        match url.split_once(':')?.0 {
+            "sqlite" => Some(Self::Sqlite),
+            "postgres" | "postgresql" => Some(Self::Postgres),
+            _ => None,
+        }
+    }
+
+    pub const fn scheme(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+        }
+    }
+
+    /// Whether other processes may use the same database at the same time.
+    pub const fn is_shared(self) -> bool {
+        matches!(self, Self::Postgres)
+    }
+}
+
+type Migrations = &'static [(i64, &'static str, &'static str)];
+
+/// SQLite migrations compiled into the binary, in version order.
+const SQLITE_MIGRATIONS: Migrations = &[
+    (
+        1,
+        "ledger",
+        include_str!("../migrations/sqlite/0001_ledger.sql"),
+    ),
+    (
+        2,
+        "threads",
+        include_str!("../migrations/sqlite/0002_threads.sql"),
+    ),
     (
         3,
         "approvals",
-        include_str!("../migrations/0003_approvals.sql"),
+        include_str!("../migrations/sqlite/0003_approvals.sql"),
     ),
     (
         4,
         "thread rows",
-        include_str!("../migrations/0004_thread_rows.sql"),
+        include_str!("../migrations/sqlite/0004_thread_rows.sql"),
     ),
     (
         5,
         "revoked sessions",
-        include_str!("../migrations/0005_revoked_sessions.sql"),
+        include_str!("../migrations/sqlite/0005_revoked_sessions.sql"),
     ),
     (
         6,
         "approval status",
-        include_str!("../migrations/0006_approval_status.sql"),
+        include_str!("../migrations/sqlite/0006_approval_status.sql"),
+    ),
+    (
+        7,
+        "audit",
+        include_str!("../migrations/sqlite/0007_audit.sql"),
+    ),
+];
+
+/// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
+const POSTGRES_MIGRATIONS: Migrations = &[
+    (
+        1,
+        "initial",
+        include_str!("../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        "audit",
+        include_str!("../migrations/postgres/0002_audit.sql"),
     ),
 ];
 
 #[derive(Debug)]
-struct Embedded;
+struct Embedded(Migrations);
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, BoxDynError>> {
-        Box::pin(async {
-            Ok(MIGRATIONS
+        Box::pin(async move {
+            Ok(self
+                .0
                 .iter()
                 .map(|(v, d, sql)| {
                     Migration::new(
@@ -68,42 +142,244 @@ impl MigrationSource<'static> for Embedded {
     }
 }
 
+/// Advisory lock keys (PostgreSQL), one per thing writers must take turns at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i64)]
+pub enum LockKey {
+    /// Seeding or resetting the demo ledger.
+    Ledger = 0x4450_4153_0001,
+    /// Appending audit entries (so sequence order is commit order).
+    Audit = 0x4450_4153_0002,
+}
+
+/// The pool and the backend it talks to. Cheap to clone; derefs to the `Any` pool for
+/// plain statements.
+#[derive(Debug, Clone)]
+pub struct Db {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl std::ops::Deref for Db {
+    type Target = AnyPool;
+    fn deref(&self) -> &AnyPool {
+        &self.pool
+    }
+}
+
+impl Db {
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Begins a transaction that will read and then write. SQLite takes its write lock at
+    /// once (`BEGIN IMMEDIATE`), so concurrent writers queue on the busy timeout instead of
+    /// failing to upgrade a read lock; PostgreSQL locks rows as they are read
+    /// ([`Db::for_update`]) or by key ([`Db::lock`]).
+    pub async fn begin(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
+    /// Appended to a `SELECT` inside [`Db::begin`]: locks the rows read until commit.
+    /// SQLite needs nothing (the transaction holds the database's write lock).
+    pub fn for_update(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// Inside [`Db::begin`]: waits for, then holds until commit, the lock on `key`, so
+    /// writers of the same thing on every replica take turns.
+    pub async fn lock(&self, conn: &mut AnyConnection, key: LockKey) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(key as i64)
+                .execute(conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether the database answers (for a readiness check).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map(drop)
+    }
+
+    fn migrations(&self) -> Migrations {
+        match self.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS,
+            Backend::Postgres => POSTGRES_MIGRATIONS,
+        }
+    }
+
+    /// `count` rows of `width` placeholders each, numbered from `$first`:
+    /// `($1, $2), ($3, $4)` (a multi-row `VALUES` list both backends read).
+    pub fn values_list(first: usize, count: usize, width: usize) -> String {
+        let mut out = String::new();
+        for row in 0..count {
+            if row > 0 {
+                out.push_str(", ");
+            }
+            out.push('(');
+            for col in 0..width {
+                if col > 0 {
+                    out.push_str(", ");
+                }
+                out.push('$');
+                out.push_str(&(first + row * width + col).to_string());
+            }
+            out.push(')');
+        }
+        out
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A row's column as `i64` on both backends.
+pub fn int(row: &AnyRow, column: &str) -> Result<i64, sqlx::Error> {
+    sqlx::Row::try_get(row, column)
+}
+
 fn is_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 
-/// Opens (creating if needed) the database and applies the migrations.
-///
-/// Every read-then-write transaction in this crate begins `IMMEDIATE`, so concurrent writers
-/// queue on the busy timeout instead of failing to upgrade a read lock.
-pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
-    let mut options = SqliteConnectOptions::from_str(url)?
-        .create_if_missing(true)
-        .foreign_keys(true);
-    let pool = if is_memory(url) {
-        // Every connection to `:memory:` is its own database: keep exactly one, forever.
-        SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options)
-            .await?
-    } else {
-        if let Some(dir) = std::path::Path::new(options.get_filename()).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| DbError::Dir(dir.display().to_string(), e))?;
-            }
+/// Opens the database the URL names (creating a SQLite file if needed) and applies the
+/// migrations. A PostgreSQL database that does not answer within a few seconds fails.
+pub async fn connect(url: &str) -> Result<Db, DbError> {
+    sqlx::any::install_default_drivers();
+    let backend = Backend::of_url(url).ok_or_else(|| DbError::Unreachable {
+        scheme: "unknown",
+        cause: "the URL names no supported database".to_owned(),
+    })?;
+    let pool = match backend {
+        Backend::Sqlite if is_memory(url) => {
+            // Every connection to `:memory:` is its own database: keep exactly one, forever.
+            AnyPoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect(url)
+                .await?
         }
-        options = options
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(5));
-        SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?
+        Backend::Sqlite => {
+            prepare_sqlite_file(url).await?;
+            // Foreign keys are on and the busy timeout is 5 s by default on every connection.
+            AnyPoolOptions::new()
+                .max_connections(4)
+                .connect(url)
+                .await?
+        }
+        Backend::Postgres => AnyPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(url)
+            .await
+            .map_err(|e| DbError::Unreachable {
+                scheme: backend.scheme(),
+                cause: safe_cause(&e),
+            })?,
     };
-    Migrator::new(Embedded).await?.run(&pool).await?;
-    Ok(pool)
+    // sqlx's PostgreSQL migrator holds an advisory lock while it runs: replicas starting
+    // together apply each migration once.
+    Migrator::new(Embedded(match backend {
+        Backend::Sqlite => SQLITE_MIGRATIONS,
+        Backend::Postgres => POSTGRES_MIGRATIONS,
+    }))
+    .await?
+    .run(&pool)
+    .await?;
+    Ok(Db { pool, backend })
+}
+
+/// Creates the SQLite file (and its folder) and turns on write-ahead logging, which the file
+/// keeps; the pool's connections then open it by URL.
+async fn prepare_sqlite_file(url: &str) -> Result<(), DbError> {
+    let options = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    if let Some(dir) = std::path::Path::new(options.get_filename()).parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|e| DbError::Dir(dir.display().to_string(), e))?;
+        }
+    }
+    let conn = sqlx::SqliteConnection::connect_with(&options).await?;
+    conn.close().await?;
+    Ok(())
+}
+
+/// A connection error without anything of the URL: sqlx's configuration errors may quote it.
+fn safe_cause(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Io(io) => io.to_string(),
+        sqlx::Error::PoolTimedOut => "no connection within 5 s".to_owned(),
+        sqlx::Error::Database(d) => d.message().to_owned(),
+        sqlx::Error::Tls(_) => "TLS negotiation failed".to_owned(),
+        sqlx::Error::Configuration(_) => "the URL is not a valid PostgreSQL URL".to_owned(),
+        _ => "the connection failed".to_owned(),
+    }
+}
+
+/// Readiness: the database answers and every migration this build knows is applied.
+/// `Err` says what is missing, for the log (`GET /api/ready` answers 503 without it).
+pub async fn ready(db: &Db) -> Result<(), String> {
+    db.ping()
+        .await
+        .map_err(|e| format!("database unreachable: {e}"))?;
+    let applied: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE success = TRUE")
+            .fetch_one(&**db)
+            .await
+            .map_err(|e| format!("migrations unreadable: {e}"))?;
+    let known = i64::try_from(db.migrations().len()).unwrap_or(i64::MAX);
+    if applied < known {
+        return Err(format!("{applied} of {known} migrations applied"));
+    }
+    Ok(())
+}
+
+/// An in-memory SQLite database with no schema (tests of the migrations themselves).
+#[cfg(test)]
+pub(crate) async fn memory_without_migrations() -> Db {
+    sqlx::any::install_default_drivers();
+    let pool = AnyPoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect("sqlite::memory:")
+        .await
+        .expect("in-memory SQLite");
+    Db {
+        pool,
+        backend: Backend::Sqlite,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_lists_number_their_placeholders() {
+        assert_eq!(Db::values_list(3, 2, 2), "($3, $4), ($5, $6)");
+        assert_eq!(Db::values_list(1, 1, 3), "($1, $2, $3)");
+        assert_eq!(Db::values_list(1, 0, 3), "");
+    }
+
+    #[test]
+    fn backends_come_from_the_scheme() {
+        assert_eq!(Backend::of_url("sqlite::memory:"), Some(Backend::Sqlite));
+        assert_eq!(Backend::of_url("postgres://h/d"), Some(Backend::Postgres));
+        assert_eq!(Backend::of_url("postgresql://h/d"), Some(Backend::Postgres));
+        assert_eq!(Backend::of_url("mysql://h/d"), None);
+    }
 }

@@ -2,15 +2,19 @@
 //! sessions, threads and the HTTP API, plus a builder to assemble them (see `app`).
 
 pub mod app;
+pub mod appfiles;
+pub mod audit_log;
 pub mod auth;
 pub mod chat;
 pub mod config;
 pub mod db;
 pub mod demo;
 pub mod http;
+pub mod lifecycle;
 pub mod mcp;
 pub mod runtime;
 pub mod session;
+pub mod telemetry;
 pub mod threads;
 
 pub use app::{AppBuilder, AppState};

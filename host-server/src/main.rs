@@ -4,9 +4,10 @@ use std::net::TcpListener;
 use std::process::ExitCode;
 
 use clap::Parser;
+use host_server::appfiles::AppFiles;
 use host_server::chat::{self, ChatConfig};
 use host_server::config::{Cli, SessionSecret};
-use host_server::{http, AppBuilder, ServerConfig};
+use host_server::{http, lifecycle, AppBuilder, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -25,7 +26,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match actix_web::rt::System::new().block_on(run(config)) {
+    let files = match AppFiles::load(&config) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match actix_web::rt::System::new().block_on(run(config, files)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("host-server: {e}");
@@ -34,24 +42,72 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(config.listen)?;
     let addr = listener.local_addr()?;
+    let metrics = match config.metrics_listen {
+        Some(at) => Some(serve_metrics(TcpListener::bind(at)?)?),
+        None => None,
+    };
     let sessions_matter = config.auth == host_server::config::AuthConfig::Session;
     if sessions_matter && config.session_secret == SessionSecret::RandomPerProcess {
         tracing::warn!("no --session-secret given: using a random per-process secret (sessions end with this process)");
     }
-    let database = config.database_url.clone();
+    let database = host_server::config::shown_database_url(&config.database_url);
     let model = config.model.to_string();
     let demo = config.demo;
-    let chat_config = ChatConfig::demo(&config)?;
-    let state = AppBuilder::new(config).build().await?;
+    let chat_config = ChatConfig::configured(&config, &files)?;
+    // The demo domain only under --demo: otherwise exactly the file's capabilities, if any.
+    let mut app = AppBuilder::new(config).demo_domain(demo);
+    if let Some(file) = files.capabilities {
+        app = app.capability_file(file);
+    }
+    let state = app.build().await?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    let server = http::serve_with(state, listener, workers, chat::mount(chat_config))?;
+    let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
+    // Kept to stop the socket listening the moment a drain begins.
+    let listeners = vec![listener.try_clone()?];
+    let server =
+        http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
-        "listening on http://{addr} database={database} model={model}{}",
-        if demo { " demo=on" } else { "" }
+        "listening on http://{addr} database={database} model={model}{}{}",
+        if demo { " demo=on" } else { "" },
+        metrics
+            .as_ref()
+            .map(|(at, _)| format!(" metrics=http://{at}/metrics"))
+            .unwrap_or_default()
     );
-    server.await?;
+    lifecycle::serve_until_drained(
+        server,
+        listeners,
+        drain,
+        deadline,
+        lifecycle::shutdown_signal(),
+    )
+    .await?;
+    if let Some((_, server)) = metrics {
+        server.stop(true).await;
+    }
     Ok(())
+}
+
+/// `GET /metrics` alone on its own address (`--metrics-listen`), e.g. one only the
+/// scraper's network reaches.
+fn serve_metrics(
+    listener: TcpListener,
+) -> std::io::Result<(std::net::SocketAddr, actix_web::dev::ServerHandle)> {
+    let at = listener.local_addr()?;
+    let server = actix_web::HttpServer::new(|| {
+        actix_web::App::new().route(
+            "/metrics",
+            actix_web::web::get().to(host_server::telemetry::metrics_route),
+        )
+    })
+    .workers(1)
+    .disable_signals()
+    .listen(listener)?
+    .run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    Ok((at, handle))
 }

@@ -218,15 +218,21 @@ impl SessionKeys {
     }
 }
 
-/// Loads the still-unexpired revocations into `keys` (at start).
-pub async fn load_revoked(pool: &sqlx::SqlitePool, keys: &SessionKeys) -> Result<(), sqlx::Error> {
+/// How often every process re-reads the stored revocations ([`load_revoked`]): a session
+/// signed out through one replica is refused by the others within this long (at once by the
+/// one that signed it out).
+pub const REVOCATION_REFRESH: Duration = Duration::from_secs(2);
+
+/// Loads the still-unexpired revocations into `keys` (at start, then every
+/// [`REVOCATION_REFRESH`]), dropping the expired ones from the table.
+pub async fn load_revoked(db: &crate::db::Db, keys: &SessionKeys) -> Result<(), sqlx::Error> {
     let now = OffsetDateTime::now_utc().unix_timestamp();
-    sqlx::query("DELETE FROM revoked_sessions WHERE expires_at <= ?")
+    sqlx::query("DELETE FROM revoked_sessions WHERE expires_at <= $1")
         .bind(now)
-        .execute(pool)
+        .execute(&**db)
         .await?;
     let rows: Vec<(String, i64)> = sqlx::query_as("SELECT sid, expires_at FROM revoked_sessions")
-        .fetch_all(pool)
+        .fetch_all(&**db)
         .await?;
     for (sid, exp) in rows {
         keys.revoke(&sid, exp);
@@ -234,17 +240,21 @@ pub async fn load_revoked(pool: &sqlx::SqlitePool, keys: &SessionKeys) -> Result
     Ok(())
 }
 
-/// Signs a session out for good: stored first (so a restart remembers), then refused at once.
+/// Signs a session out for good: stored first (so a restart and the other replicas know),
+/// then refused at once here.
 pub async fn revoke(
-    pool: &sqlx::SqlitePool,
+    db: &crate::db::Db,
     keys: &SessionKeys,
     claims: &SessionClaims,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT OR REPLACE INTO revoked_sessions (sid, expires_at) VALUES (?, ?)")
-        .bind(&claims.sid)
-        .bind(claims.exp)
-        .execute(pool)
-        .await?;
+    sqlx::query(
+        "INSERT INTO revoked_sessions (sid, expires_at) VALUES ($1, $2) \
+         ON CONFLICT (sid) DO UPDATE SET expires_at = excluded.expires_at",
+    )
+    .bind(&claims.sid)
+    .bind(claims.exp)
+    .execute(&**db)
+    .await?;
     keys.revoke(&claims.sid, claims.exp);
     Ok(())
 }

@@ -13,8 +13,10 @@ use dpas_protocol::limits::MAX_MESSAGES;
 use dpas_protocol::{ContentPart, MessageContent, Role, Usage, WireModelMessage};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use crate::db::Db;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -169,25 +171,27 @@ fn call_ids<'a>(
     ids
 }
 
-/// Threads in SQLite.
+/// Threads in the database. An append runs in one transaction that holds the thread's row
+/// lock from its first read, so steps of one thread through different replicas apply one
+/// after the other.
 #[derive(Debug, Clone)]
-pub struct SqliteThreadStore {
-    pool: SqlitePool,
+pub struct SqlThreadStore {
+    db: Db,
     caps: ThreadCaps,
 }
 
-impl SqliteThreadStore {
-    pub fn new(pool: SqlitePool, caps: ThreadCaps) -> Self {
-        Self { pool, caps }
+impl SqlThreadStore {
+    pub fn new(db: Db, caps: ThreadCaps) -> Self {
+        Self { db, caps }
     }
 }
 
-fn count(row: &SqliteRow, column: &str) -> Result<Option<u64>, ThreadError> {
+fn count(row: &AnyRow, column: &str) -> Result<Option<u64>, ThreadError> {
     let v: Option<i64> = row.try_get(column)?;
     Ok(v.map(|n| u64::try_from(n).unwrap_or(0)))
 }
 
-fn meta_from(row: &SqliteRow) -> Result<ThreadMeta, ThreadError> {
+fn meta_from(row: &AnyRow) -> Result<ThreadMeta, ThreadError> {
     let usage = match count(row, "input_tokens")? {
         None => None,
         Some(input_tokens) => Some(Usage {
@@ -218,51 +222,50 @@ const META_COLUMNS: &str = "id, owner, title, created_at, updated_at, input_toke
 const UPSERT_HEAD: &str = "INSERT INTO conversations (owner, id, title, created_at, updated_at, \
      recency, message_count, byte_count, input_tokens, output_tokens, total_tokens, \
      reported_steps, cached_input_tokens, reasoning_tokens, cache_write_input_tokens) \
-     VALUES (?1, ?2, ?3, ?4, ?4, \
-         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = ?1), \
-         ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+     VALUES ($1, $2, $3, $4, $4, \
+         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
+         $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT (owner, id) DO UPDATE SET \
          updated_at = excluded.updated_at, \
          recency = excluded.recency, \
-         message_count = message_count + excluded.message_count, \
-         byte_count = byte_count + excluded.byte_count, \
-         input_tokens = CASE WHEN excluded.input_tokens IS NULL THEN input_tokens \
-             ELSE COALESCE(input_tokens, 0) + excluded.input_tokens END, \
-         output_tokens = CASE WHEN excluded.output_tokens IS NULL THEN output_tokens \
-             ELSE COALESCE(output_tokens, 0) + excluded.output_tokens END, \
-         total_tokens = CASE WHEN excluded.total_tokens IS NULL THEN total_tokens \
-             ELSE COALESCE(total_tokens, 0) + excluded.total_tokens END, \
-         reported_steps = CASE WHEN excluded.reported_steps IS NULL THEN reported_steps \
-             ELSE COALESCE(reported_steps, 0) + excluded.reported_steps END, \
-         cached_input_tokens = CASE WHEN excluded.cached_input_tokens IS NULL \
-             THEN cached_input_tokens \
-             ELSE COALESCE(cached_input_tokens, 0) + excluded.cached_input_tokens END, \
-         reasoning_tokens = CASE WHEN excluded.reasoning_tokens IS NULL THEN reasoning_tokens \
-             ELSE COALESCE(reasoning_tokens, 0) + excluded.reasoning_tokens END, \
-         cache_write_input_tokens = CASE WHEN excluded.cache_write_input_tokens IS NULL \
-             THEN cache_write_input_tokens \
-             ELSE COALESCE(cache_write_input_tokens, 0) + excluded.cache_write_input_tokens END \
+         message_count = conversations.message_count + excluded.message_count, \
+         byte_count = conversations.byte_count + excluded.byte_count, \
+         input_tokens = CASE WHEN excluded.input_tokens IS NULL THEN conversations.input_tokens \
+             ELSE COALESCE(conversations.input_tokens, 0) + excluded.input_tokens END, \
+         output_tokens = CASE WHEN excluded.output_tokens IS NULL THEN conversations.output_tokens \
+             ELSE COALESCE(conversations.output_tokens, 0) + excluded.output_tokens END, \
+         total_tokens = CASE WHEN excluded.total_tokens IS NULL THEN conversations.total_tokens \
+             ELSE COALESCE(conversations.total_tokens, 0) + excluded.total_tokens END, \
+         reported_steps = CASE WHEN excluded.reported_steps IS NULL THEN conversations.reported_steps \
+             ELSE COALESCE(conversations.reported_steps, 0) + excluded.reported_steps END, \
+         cached_input_tokens = CASE WHEN excluded.cached_input_tokens IS NULL THEN conversations.cached_input_tokens \
+             ELSE COALESCE(conversations.cached_input_tokens, 0) + excluded.cached_input_tokens END, \
+         reasoning_tokens = CASE WHEN excluded.reasoning_tokens IS NULL THEN conversations.reasoning_tokens \
+             ELSE COALESCE(conversations.reasoning_tokens, 0) + excluded.reasoning_tokens END, \
+         cache_write_input_tokens = CASE WHEN excluded.cache_write_input_tokens IS NULL THEN conversations.cache_write_input_tokens \
+             ELSE COALESCE(conversations.cache_write_input_tokens, 0) + excluded.cache_write_input_tokens END \
      RETURNING message_count, byte_count";
 
 /// Removes the owner's threads beyond [`MAX_THREADS_PER_OWNER`] (least recent first).
-const TRIM_OWNER: &str = "DELETE FROM conversations WHERE owner = ?1 AND recency < \
-     (SELECT recency FROM conversations WHERE owner = ?1 ORDER BY recency DESC \
-      LIMIT 1 OFFSET ?2)";
+const TRIM_OWNER: &str = "DELETE FROM conversations WHERE owner = $1 AND recency < \
+     (SELECT recency FROM conversations WHERE owner = $1 ORDER BY recency DESC \
+      LIMIT 1 OFFSET $2)";
 
 fn token(n: Option<u64>) -> Option<i64> {
     n.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
 }
 
-impl SqliteThreadStore {
+impl SqlThreadStore {
     async fn append_step(
         &self,
         owner: &str,
         id: &str,
         append: ThreadAppend<'_>,
     ) -> Result<(), ThreadError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin().await?;
 
-        // Which posted results answer calls this thread holds unanswered (indexed, L4).
+        // Which posted results answer calls this thread holds unanswered (indexed, L4). The
+        // rows stay locked, so a racing step answering the same call sees it answered.
         let posted: Vec<&str> = append
             .answers
             .iter()
@@ -275,16 +278,18 @@ impl SqliteThreadStore {
         let open: Vec<String> = if posted.is_empty() {
             Vec::new()
         } else {
-            sqlx::query_scalar(
-                "SELECT tool_call_id FROM conversation_tool_calls WHERE owner = ?1 \
-                 AND conversation = ?2 AND answered = 0 \
-                 AND tool_call_id IN (SELECT value FROM json_each(?3))",
-            )
-            .bind(owner)
-            .bind(id)
-            .bind(serde_json::to_string(&posted).map_err(storage)?)
-            .fetch_all(&mut *tx)
-            .await?
+            let list: Vec<String> = (3..posted.len() + 3).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "SELECT tool_call_id FROM conversation_tool_calls WHERE owner = $1 \
+                 AND conversation = $2 AND answered = 0 AND tool_call_id IN ({}){}",
+                list.join(", "),
+                self.db.for_update()
+            );
+            let mut query = sqlx::query_scalar(&sql).bind(owner).bind(id);
+            for call in &posted {
+                query = query.bind(*call);
+            }
+            query.fetch_all(&mut *tx).await?
         };
 
         let mut bodies: Vec<String> = Vec::new();
@@ -348,16 +353,15 @@ impl SqliteThreadStore {
 
         if !bodies.is_empty() {
             let first_seq = total - i64::try_from(bodies.len()).map_err(storage)?;
-            let mut insert: QueryBuilder<'_, Sqlite> = QueryBuilder::new(
-                "INSERT INTO conversation_messages (owner, conversation, seq, body) ",
+            let sql = format!(
+                "INSERT INTO conversation_messages (owner, conversation, seq, body) VALUES {}",
+                Db::values_list(1, bodies.len(), 4)
             );
-            insert.push_values(bodies.iter().zip(first_seq..), |mut b, (body, seq)| {
-                b.push_bind(owner)
-                    .push_bind(id)
-                    .push_bind(seq)
-                    .push_bind(body.as_str());
-            });
-            insert.build().execute(&mut *tx).await?;
+            let mut insert = sqlx::query(&sql);
+            for (body, seq) in bodies.iter().zip(first_seq..) {
+                insert = insert.bind(owner).bind(id).bind(seq).bind(body.as_str());
+            }
+            insert.execute(&mut *tx).await?;
         }
 
         let mut calls = call_ids(append.messages.iter().copied());
@@ -365,20 +369,22 @@ impl SqliteThreadStore {
             calls.insert(id, true);
         }
         if !calls.is_empty() {
-            let mut upsert: QueryBuilder<'_, Sqlite> = QueryBuilder::new(
-                "INSERT INTO conversation_tool_calls (owner, conversation, tool_call_id, answered) ",
+            let sql = format!(
+                "INSERT INTO conversation_tool_calls (owner, conversation, tool_call_id, answered) \
+                 VALUES {} ON CONFLICT (owner, conversation, tool_call_id) DO UPDATE SET \
+                 answered = CASE WHEN excluded.answered > conversation_tool_calls.answered \
+                 THEN excluded.answered ELSE conversation_tool_calls.answered END",
+                Db::values_list(1, calls.len(), 4)
             );
-            upsert.push_values(&calls, |mut b, (call, done)| {
-                b.push_bind(owner)
-                    .push_bind(id)
-                    .push_bind(*call)
-                    .push_bind(i64::from(*done));
-            });
-            upsert.push(
-                " ON CONFLICT (owner, conversation, tool_call_id) \
-                 DO UPDATE SET answered = max(answered, excluded.answered)",
-            );
-            upsert.build().execute(&mut *tx).await?;
+            let mut upsert = sqlx::query(&sql);
+            for (call, done) in &calls {
+                upsert = upsert
+                    .bind(owner)
+                    .bind(id)
+                    .bind(*call)
+                    .bind(i64::from(*done));
+            }
+            upsert.execute(&mut *tx).await?;
         }
 
         // Only a thread that had no messages can be new: the others need no trim (one
@@ -398,11 +404,11 @@ impl SqliteThreadStore {
         let rows: Vec<Option<String>> = sqlx::query_scalar(
             "SELECT m.body FROM conversations AS c LEFT JOIN conversation_messages AS m \
              ON m.owner = c.owner AND m.conversation = c.id \
-             WHERE c.owner = ?1 AND c.id = ?2 ORDER BY m.seq",
+             WHERE c.owner = $1 AND c.id = $2 ORDER BY m.seq",
         )
         .bind(owner)
         .bind(id)
-        .fetch_all(&self.pool)
+        .fetch_all(&*self.db)
         .await?;
         if rows.is_empty() {
             return Ok(None);
@@ -411,14 +417,14 @@ impl SqliteThreadStore {
     }
 }
 
-impl ThreadStore for SqliteThreadStore {
+impl ThreadStore for SqlThreadStore {
     fn list<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, Result<Vec<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
             let rows = sqlx::query(&format!(
-                "SELECT {META_COLUMNS} FROM conversations WHERE owner = ? ORDER BY recency DESC"
+                "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 ORDER BY recency DESC"
             ))
             .bind(owner)
-            .fetch_all(&self.pool)
+            .fetch_all(&*self.db)
             .await?;
             rows.iter().map(meta_from).collect()
         })
@@ -431,11 +437,11 @@ impl ThreadStore for SqliteThreadStore {
     ) -> BoxFuture<'a, Result<Option<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
             let row = sqlx::query(&format!(
-                "SELECT {META_COLUMNS} FROM conversations WHERE owner = ? AND id = ?"
+                "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 AND id = $2"
             ))
             .bind(owner)
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&*self.db)
             .await?;
             row.as_ref().map(meta_from).transpose()
         })
@@ -496,10 +502,10 @@ impl ThreadStore for SqliteThreadStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, ThreadError>> {
         Box::pin(async move {
-            let done = sqlx::query("DELETE FROM conversations WHERE owner = ? AND id = ?")
+            let done = sqlx::query("DELETE FROM conversations WHERE owner = $1 AND id = $2")
                 .bind(owner)
                 .bind(id)
-                .execute(&self.pool)
+                .execute(&*self.db)
                 .await?;
             Ok(done.rows_affected() > 0)
         })
@@ -537,13 +543,9 @@ mod tests {
     /// Migration 0004 carries every thread of the old one-row-per-thread table over.
     #[tokio::test]
     async fn migration_moves_old_threads_to_rows() {
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect("sqlite::memory:")
-            .await
-            .unwrap();
-        sqlx::raw_sql(include_str!("../migrations/0002_threads.sql"))
-            .execute(&pool)
+        let db = crate::db::memory_without_migrations().await;
+        sqlx::raw_sql(include_str!("../migrations/sqlite/0002_threads.sql"))
+            .execute(&*db)
             .await
             .unwrap();
         let old = json!([
@@ -563,20 +565,20 @@ mod tests {
             ),
             ("ada", None),
         ] {
-            sqlx::query("INSERT INTO threads VALUES (?, ?, 'T', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, ?, ?)")
+            sqlx::query("INSERT INTO threads VALUES ($1, $2, 'T', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 1, $3, $4)")
                 .bind(format!("cnv_{owner}"))
                 .bind(owner)
                 .bind(old.to_string())
                 .bind(usage)
-                .execute(&pool)
+                .execute(&*db)
                 .await
                 .unwrap();
         }
-        sqlx::raw_sql(include_str!("../migrations/0004_thread_rows.sql"))
-            .execute(&pool)
+        sqlx::raw_sql(include_str!("../migrations/sqlite/0004_thread_rows.sql"))
+            .execute(&*db)
             .await
             .unwrap();
-        let store = SqliteThreadStore::new(pool, ThreadCaps::from_limits(1 << 20));
+        let store = SqlThreadStore::new(db, ThreadCaps::from_limits(1 << 20));
         let text = store
             .messages_json("carla", "cnv_carla")
             .await

@@ -1,53 +1,10 @@
-//! DPAS host browser loop: a pure-Rust core tested natively, and a thin wasm-bindgen layer
-//! ([`web`], wasm32 only) that wraps JS functions into the core's traits. See issue #6.
-//!
-//! The core:
-//! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
-//! - [`capability`]: what a component declares, handlers, and the description prefix;
-//! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
-//! - [`meta`]: meta mode, the three `surface_*` tools executed against the registry;
-//! - [`projection`]: direct-mode descriptors, `frontendState` and the wire-name map;
-//! - [`envelope`]: the typed error envelope and invocation results;
-//! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
-//! - [`guard`]: the J8 loop guard and J7 unexecuted results;
-//! - [`conversation`]: the chat store reducer for assistant-ui (views, usage, inspector);
-//! - [`turn`]: the J2 step loop (`runTurn`) and J5 dispatch over transport/UI traits;
-//! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
+//! `@dpas/host`: the wasm-bindgen binding of [`dpas_host_core`]. The core holds every rule;
+//! this crate ([`web`], wasm32 only) reads JS values into the core's types, wraps JS functions
+//! into its traits (`fetch`, `performance.now()`, `MessageChannel`, `AbortSignal`, `RegExp`)
+//! and converts the results back. Natively it is empty.
 
-pub mod canonical;
-pub mod capability;
-pub mod conversation;
-pub mod envelope;
-pub mod guard;
-pub mod ids;
-pub mod meta;
-pub mod pattern;
-pub mod projection;
-pub mod registry;
-pub mod schema;
-pub mod settle;
-pub mod turn;
-mod vec_map;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
-
-#[cfg(test)]
-pub(crate) mod testing;
-
-pub use capability::{
-    ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
-    HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
-};
-pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
-pub use projection::{project, Projection};
-pub use registry::{
-    ComponentHandle, ComponentUpdate, InvokeRequest, Surface, SurfaceEvent, SurfaceOptions,
-};
-pub use settle::{Clock, SettlePolicy, TaskYield};
-pub use turn::{
-    run_turn, AbortSignal, ConfirmRequest, Transport, TurnEnv, TurnEvent, TurnObserver,
-    TurnOptions, TurnOutcome, TurnStatus, TurnUi,
-};
 
 /// The browser build's allocator (see Cargo.toml): talc in place of std's dlmalloc.
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]

@@ -109,6 +109,10 @@ pub struct ScriptTurn {
     /// Stream the text, then go silent forever (the loop's inactivity timeout must fire).
     #[serde(default)]
     pub silent_after_text: bool,
+    /// Stream the text and the tool calls, then go silent forever (no finish): a model
+    /// step cut while its calls are recorded and not yet run.
+    #[serde(default)]
+    pub silent_after_calls: bool,
     /// Wait this long before the first event.
     #[serde(default)]
     pub delay_ms: u64,
@@ -399,9 +403,12 @@ impl ModelProvider for ScriptedProvider {
                 return Err(ModelError::new(ModelErrorKind::Vendor, message));
             }
             let delay = Duration::from_millis(turn.delay_ms);
-            let silent = turn.silent_after_text;
+            let silent_after_calls = turn.silent_after_calls;
+            let silent = turn.silent_after_text || silent_after_calls;
             let mut events = self.events(turn);
-            if silent {
+            if silent_after_calls {
+                events.retain(|e| !matches!(e, Ok(ModelEvent::Finish { .. }) | Err(_)));
+            } else if silent {
                 // Keep what precedes the first call; then never yield again.
                 events.retain(|e| {
                     matches!(
@@ -459,6 +466,29 @@ mod tests {
 
     fn result(name: &str, value: Value) -> WireModelMessage {
         WireModelMessage::tool_result("x", name, value)
+    }
+
+    #[tokio::test]
+    async fn silent_after_calls_streams_the_calls_and_never_finishes() {
+        let script: Script = serde_json::from_value(json!({"turns": [{
+            "text": ["Looking."],
+            "toolCalls": [{"name": "domain_list", "input": {}}],
+            "silentAfterCalls": true
+        }]}))
+        .unwrap();
+        let p = ScriptedProvider::from_script(script);
+        let mut stream = p.stream(request(vec![], &[])).await.unwrap();
+        assert_eq!(
+            stream.next().await.unwrap().unwrap(),
+            ModelEvent::TextDelta("Looking.".into())
+        );
+        assert!(
+            matches!(stream.next().await, Some(Ok(ModelEvent::ToolCall(c))) if c.name == "domain_list")
+        );
+        assert!(
+            futures_util::FutureExt::now_or_never(stream.next()).is_none(),
+            "no finish follows the calls"
+        );
     }
 
     #[test]

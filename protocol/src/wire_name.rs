@@ -184,6 +184,13 @@ pub fn decode_wire_name(name: &str) -> Option<String> {
     (encode_wire_name(&id, None, 0) == name).then_some(id)
 }
 
+/// Whether the browser executes the tool a wire name names: a view-plane capability
+/// (`view_…`, at any shortening level) or one of meta mode's `surface_…` tools. Domain
+/// references and the server's own tools run on the server.
+pub fn is_browser_tool(wire_name: &str) -> bool {
+    wire_name.starts_with("view_") || wire_name.starts_with("surface_")
+}
+
 /// One entry of a catalog-wide assignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WireKey<'a> {
@@ -298,6 +305,23 @@ fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn browser_tools_are_the_view_plane_and_the_meta_tools() {
+        use super::{encode_wire_name, is_browser_tool};
+        use crate::catalog::{SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
+        for name in [SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ] {
+            assert!(is_browser_tool(name), "{name}");
+        }
+        let long = "view:invoices.pending.aVeryLongCapabilityNameThatNeedsShortening";
+        for level in 0..=3 {
+            let name = encode_wire_name(long, Some("main"), level);
+            assert!(is_browser_tool(&name), "{name}");
+        }
+        let domain = encode_wire_name("domain:update-collection-status", None, 0);
+        assert!(!is_browser_tool(&domain), "{domain}");
+        assert!(!is_browser_tool("rpc_search"));
+    }
+
     use super::*;
 
     const LONG_VIEW: &str =

@@ -11,11 +11,11 @@ use dpas_protocol::ndjson::decode_all;
 use dpas_protocol::{Frame, RouteFloors};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{ModelSpec, ServerConfig};
+use host_server::db::Db;
 use host_server::demo::{ANALYST, CONTROLLER};
 use host_server::runtime::{AuditHub, RuntimeBuilder};
 use host_server::{http, AppBuilder, AppState};
 use serde_json::Value;
-use sqlx::SqlitePool;
 use time::macros::date;
 use time::Date;
 
@@ -42,7 +42,7 @@ pub enum Model {
 }
 
 /// Capabilities and policies a test adds next to the demo domain.
-pub type Registration = Box<dyn FnOnce(RuntimeBuilder, &SqlitePool) -> RuntimeBuilder + Send>;
+pub type Registration = Box<dyn FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send>;
 
 pub struct Options {
     pub model: Model,

@@ -11,6 +11,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use dpas_protocol::RouteFloors;
 use host_server::app::StartupError;
 use host_server::chat::{self, ChatConfig};
+use host_server::db::Db;
 use host_server::http::{read_json, ApiError};
 use host_server::runtime::{
     policy_fn, Capability, Decision, HandlerError, Policy, PolicyPhase, RegistryError, Risk,
@@ -20,7 +21,7 @@ use host_server::{Actor, AppBuilder, AppState, ServerConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 
 /// The first part of the system prompt; the host's own rules about tools follow it.
 pub const APP_PROMPT: &str = "\
@@ -42,22 +43,22 @@ pub struct Todo {
     pub done: bool,
 }
 
-/// The todo list in the server's SQLite database (the table sits beside the host's own).
+/// The todo list in the server's database (SQLite here) (the table sits beside the host's own).
 #[derive(Debug, Clone)]
 pub struct Todos {
-    pool: SqlitePool,
+    pool: Db,
 }
 
-fn todo_of(row: &sqlx::sqlite::SqliteRow) -> Todo {
+fn todo_of(row: &sqlx::any::AnyRow) -> Todo {
     Todo {
         id: row.get("id"),
         text: row.get("text"),
-        done: row.get("done"),
+        done: row.get::<i64, _>("done") != 0,
     }
 }
 
 impl Todos {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Db) -> Self {
         Self { pool }
     }
 
@@ -71,46 +72,49 @@ impl Todos {
                 added_by TEXT NOT NULL
             )",
         )
-        .execute(&self.pool)
+        .execute(&*self.pool)
         .await?;
         Ok(())
     }
 
     pub async fn list(&self) -> Result<Vec<Todo>, sqlx::Error> {
         let rows = sqlx::query("SELECT id, text, done FROM todos ORDER BY id")
-            .fetch_all(&self.pool)
+            .fetch_all(&*self.pool)
             .await?;
         Ok(rows.iter().map(todo_of).collect())
     }
 
-    /// The row `sql` (one `?` for the id, `RETURNING`/`SELECT id, text, done`) gives, if any.
+    /// The row `sql` (one `$1` for the id, `RETURNING`/`SELECT id, text, done`) gives, if any.
     async fn one(&self, sql: &str, id: i64) -> Result<Option<Todo>, sqlx::Error> {
-        let row = sqlx::query(sql).bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(sql)
+            .bind(id)
+            .fetch_optional(&*self.pool)
+            .await?;
         Ok(row.as_ref().map(todo_of))
     }
 
     pub async fn get(&self, id: i64) -> Result<Option<Todo>, sqlx::Error> {
-        self.one("SELECT id, text, done FROM todos WHERE id = ?", id)
+        self.one("SELECT id, text, done FROM todos WHERE id = $1", id)
             .await
     }
 
     /// Adds a todo unless the list is full (`None` then), in one statement.
     pub async fn add(&self, text: &str, by: &str) -> Result<Option<Todo>, sqlx::Error> {
         let row = sqlx::query(
-            "INSERT INTO todos (text, added_by) SELECT ?, ? WHERE (SELECT COUNT(*) FROM todos) < ?
+            "INSERT INTO todos (text, added_by) SELECT $1, $2 WHERE (SELECT COUNT(*) FROM todos) < $3
              RETURNING id, text, done",
         )
         .bind(text)
         .bind(by)
         .bind(MAX_TODOS)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&*self.pool)
         .await?;
         Ok(row.as_ref().map(todo_of))
     }
 
     pub async fn complete(&self, id: i64) -> Result<Option<Todo>, sqlx::Error> {
         self.one(
-            "UPDATE todos SET done = 1 WHERE id = ? RETURNING id, text, done",
+            "UPDATE todos SET done = 1 WHERE id = $1 RETURNING id, text, done",
             id,
         )
         .await
@@ -118,7 +122,7 @@ impl Todos {
 
     pub async fn delete(&self, id: i64) -> Result<Option<Todo>, sqlx::Error> {
         self.one(
-            "DELETE FROM todos WHERE id = ? RETURNING id, text, done",
+            "DELETE FROM todos WHERE id = $1 RETURNING id, text, done",
             id,
         )
         .await

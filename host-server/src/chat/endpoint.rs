@@ -61,6 +61,9 @@ pub fn prepare_run_for(
     actor: Actor,
     request: ChatStepRequest,
 ) -> Result<StepRun, ApiError> {
+    if state.drain.is_draining() {
+        return Err(ApiError::ShuttingDown);
+    }
     let provider = chat
         .models
         .choose(request.model_id.as_deref())
@@ -94,6 +97,7 @@ pub fn prepare_run_for(
         model_timeout: chat.model_timeout,
         audit,
         permit: None,
+        drain: Some(state.drain.track()),
     })
 }
 

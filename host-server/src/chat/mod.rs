@@ -19,6 +19,7 @@ use dpas_protocol::RouteFloors;
 pub use endpoint::{agent_chat, ChatConfig};
 pub use models::ModelSet;
 
+use crate::appfiles::{AppFiles, SHELL_SCOPE};
 use crate::config::{ModelSpec, ServerConfig};
 
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +78,25 @@ impl ChatConfig {
     }
 }
 
+impl ChatConfig {
+    /// The chat configuration of the binary: the app's prompt and routes files when given;
+    /// otherwise the demo's under `--demo`, and no preamble and no route floors (every
+    /// capability offered everywhere) without it.
+    pub fn configured(config: &ServerConfig, files: &AppFiles) -> Result<Self, ModelSetupError> {
+        let floors = match (&files.routes, config.demo) {
+            (Some(routes), _) => routes.clone(),
+            (None, true) => RouteFloors::demo(),
+            (None, false) => RouteFloors::new(SHELL_SCOPE, Vec::<(String, Vec<String>)>::new()),
+        };
+        let prompt = match (&files.prompt, config.demo) {
+            (Some(prompt), _) => prompt.as_str(),
+            (None, true) => prompt::DEMO_APP_PROMPT,
+            (None, false) => "",
+        };
+        Self::for_app(config, floors, prompt)
+    }
+}
+
 /// Mounts the doors into the step engine (`POST /agent/chat`, `/agent/ai-sdk`, `/agent/ag-ui`) and
 /// `GET /agent/manifest` with their configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
@@ -99,6 +119,37 @@ pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Sen
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_apps_prompt_and_routes_replace_the_demos_which_need_demo() {
+        let mut config = ServerConfig::for_tests("0123456789abcdef0123456789abcdef");
+        let none = AppFiles::default();
+        let demo = ChatConfig::configured(&config, &none).unwrap();
+        assert_eq!(&*demo.app_prompt, prompt::DEMO_APP_PROMPT);
+        assert_eq!(*demo.floors, RouteFloors::demo());
+
+        config.demo = false;
+        let bare = ChatConfig::configured(&config, &none).unwrap();
+        assert_eq!(&*bare.app_prompt, "");
+        assert!(bare.floors.routes.is_empty());
+        assert!(
+            prompt::system_prompt(&bare.app_prompt, dpas_protocol::CatalogMode::Direct)
+                .starts_with("You work inside a web application")
+        );
+
+        let files = AppFiles {
+            capabilities: None,
+            prompt: Some("You help with todos.".to_owned()),
+            routes: Some(RouteFloors::new(SHELL_SCOPE, [("/todos", vec!["todos"])])),
+        };
+        for demo in [false, true] {
+            config.demo = demo;
+            let app = ChatConfig::configured(&config, &files).unwrap();
+            assert_eq!(&*app.app_prompt, "You help with todos.");
+            assert_eq!(app.floors.floor("/todos"), ["app", "todos"]);
+            assert!(app.floors.floor("/receivables/pending").is_empty());
+        }
+    }
 
     #[test]
     fn scripted_specs_build_their_models() {

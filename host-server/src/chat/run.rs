@@ -23,10 +23,15 @@ use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::compose::Composition;
+use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
-use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::runtime::{
+    Actor, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime, Surface,
+};
+use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
 /// Longest provider or tool failure message relayed (F4).
@@ -61,6 +66,9 @@ impl FrameSink {
     }
 
     async fn send(&self, frame: &Frame) {
+        if let Frame::Error { error } = frame {
+            telemetry::error(&error.code);
+        }
         // A closed channel means the client left; the run goes on regardless.
         match &self.out {
             SinkOut::Ndjson(tx) => {
@@ -91,6 +99,26 @@ pub struct StepRun {
     pub audit: AuditReader,
     /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
     pub permit: Option<crate::http::limits::StepPermit>,
+    /// This run's place among the steps a shutdown waits for, and its cut signal.
+    pub drain: Option<RunGuard>,
+}
+
+/// `fut`'s output, or `None` once the drain deadline cuts the run.
+async fn unless_cut<F: std::future::Future>(
+    drain: &mut Option<RunGuard>,
+    fut: F,
+) -> Option<F::Output> {
+    let cut = async {
+        match drain {
+            Some(guard) => guard.cut().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cut => None,
+        out = fut => Some(out),
+    }
 }
 
 /// One recorded tool call of this run.
@@ -164,8 +192,14 @@ impl History {
     }
 }
 
-/// Cuts a failure message to the relayed length (F4).
-fn sanitise(message: &str) -> String {
+/// The result of a server call whose invocation panicked (F6): the envelope every other
+/// failure answers, `EXECUTION_FAILED` with its default message.
+fn panicked_result() -> Value {
+    Envelope::Error(CapabilityError::of(CapabilityErrorCode::ExecutionFailed)).to_value()
+}
+
+/// Cuts a failure message to the relayed length (F4); the vendor layer already sanitised it.
+fn truncate_message(message: &str) -> String {
     let trimmed = message.trim();
     if trimmed.is_empty() {
         return HostErrorCode::ModelError.default_message().to_owned();
@@ -293,8 +327,22 @@ impl StepRun {
         self.emit(sink, frame).await;
     }
 
-    /// Runs the step-request to its end; every path sends `step-finish`.
-    pub async fn run(mut self, sink: FrameSink) {
+    /// Runs the step-request to its end; every path sends `step-finish`. Traced as
+    /// `agent.step`, with an `agent.model_call` per model step and the capability calls
+    /// (`agent.capability_call`, see the runtime) inside it.
+    pub async fn run(self, sink: FrameSink) {
+        let span = tracing::info_span!(
+            "agent.step",
+            dpas.conversation_id = %self.request.conversation_id,
+            dpas.turn_id = %self.request.turn_id,
+            dpas.step_id = %self.composition.step_id,
+            gen_ai.request.model = %self.model_name,
+        );
+        self.run_traced(sink).instrument(span).await;
+    }
+
+    async fn run_traced(mut self, sink: FrameSink) {
+        let metrics = StepMetrics::start();
         let start = Frame::StepStart(StepStart {
             step_id: self.composition.step_id.clone(),
             turn_id: self.request.turn_id.clone(),
@@ -318,9 +366,18 @@ impl StepRun {
         let mut usage = UsageAccumulator::new();
         let mut finish_reason = "unknown".to_owned();
         for model_step in 0..MAX_MODEL_STEPS_PER_REQUEST {
+            if self.is_cut() {
+                break;
+            }
             let first_new_call = history.records.len();
+            let span = tracing::info_span!(
+                "agent.model_call",
+                dpas.model_step = model_step,
+                gen_ai.request.model = %self.model_name,
+            );
             match self
                 .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
+                .instrument(span)
                 .await
             {
                 StepEnd::Failed => break,
@@ -371,6 +428,7 @@ impl StepRun {
                 input: r.input.clone(),
             })
             .collect();
+        metrics.finish(&finish_reason, usage.as_ref());
         let finish = Frame::StepFinish(StepFinish {
             step_id: self.composition.step_id.clone(),
             finish_reason,
@@ -409,13 +467,26 @@ impl StepRun {
             tools: tools.to_vec(),
         };
         let timeout = self.model_timeout;
-        let mut stream = match tokio::time::timeout(timeout, self.provider.stream(request)).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return self.fail_model(sink, finish_reason, &e).await,
-            Err(_) => return self.fail_timeout(sink, finish_reason).await,
+        let opened = unless_cut(
+            &mut self.drain,
+            tokio::time::timeout(timeout, self.provider.stream(request)),
+        )
+        .await;
+        let mut stream = match opened {
+            None => return self.fail_cut(sink, finish_reason).await,
+            Some(Ok(Ok(stream))) => stream,
+            Some(Ok(Err(e))) => return self.fail_model(sink, finish_reason, &e).await,
+            Some(Err(_)) => return self.fail_timeout(sink, finish_reason).await,
         };
         loop {
-            let event = match tokio::time::timeout(timeout, stream.next()).await {
+            let next = unless_cut(
+                &mut self.drain,
+                tokio::time::timeout(timeout, stream.next()),
+            );
+            let Some(next) = next.await else {
+                return self.fail_cut(sink, finish_reason).await;
+            };
+            let event = match next {
                 Err(_) => return self.fail_timeout(sink, finish_reason).await,
                 Ok(None) => {
                     // A stream that ends without its finish still ends the model step.
@@ -479,7 +550,7 @@ impl StepRun {
         finish_reason: &mut String,
         error: &dpas_model::ModelError,
     ) -> StepEnd {
-        let err = HostError::new(HostErrorCode::ModelError, sanitise(&error.message));
+        let err = HostError::new(HostErrorCode::ModelError, truncate_message(&error.message));
         self.fail(sink, finish_reason, err).await
     }
 
@@ -488,6 +559,21 @@ impl StepRun {
         let err = HostError::model_timeout(self.model_timeout.as_secs());
         self.emit(sink, Frame::error(&err)).await;
         StepEnd::Failed
+    }
+
+    /// Whether the drain deadline has cut this run.
+    fn is_cut(&self) -> bool {
+        self.drain.as_ref().is_some_and(RunGuard::is_cut)
+    }
+
+    /// The server is shutting down and the drain deadline passed: the model is no longer
+    /// waited for; the run settles what is open and persists as after any other failure.
+    async fn fail_cut(&mut self, sink: &FrameSink, finish_reason: &mut String) -> StepEnd {
+        let err = HostError::new(
+            HostErrorCode::RunLimitExceeded,
+            "The server is shutting down: this step was stopped at its drain deadline and saved. Send your message again.",
+        );
+        self.fail(sink, finish_reason, err).await
     }
 
     async fn on_tool_call(&mut self, sink: &FrameSink, history: &mut History, call: ToolCall) {
@@ -514,6 +600,7 @@ impl StepRun {
         let Some(executor) = executor else {
             // In neither plane: no tool-call frame; answered in the history at once.
             history.answer(&call.id, tool_results::no_such_tool(&call.name));
+            telemetry::tool_call(Plane::Unknown, CallOutcome::NoSuchTool);
             let frame = host_inspector::tool_unknown(&call.name, self.correlation());
             self.emit(sink, frame).await;
             return;
@@ -526,9 +613,18 @@ impl StepRun {
             input,
         });
         self.emit(sink, frame).await;
+        let plane = match executor {
+            Executor::Server => Plane::Server,
+            Executor::Browser => Plane::Browser,
+        };
+        if call.invalid_input.is_some() {
+            telemetry::tool_call(plane, CallOutcome::InvalidInput);
+        } else if executor == Executor::Browser {
+            telemetry::tool_call(plane, CallOutcome::Delegated);
+        }
         if let Some(problem) = call.invalid_input {
             // The arguments did not parse: a tool error for a known tool (F4).
-            let result = tool_results::tool_failed(&sanitise(&problem));
+            let result = tool_results::tool_failed(&truncate_message(&problem));
             if let Some(record) = history.answer(&call.id, result.clone()) {
                 self.emit_result(sink, &record, false, result).await;
             }
@@ -543,7 +639,8 @@ impl StepRun {
             .filter(|r| r.executor == Some(Executor::Server) && !r.answered)
             .cloned()
             .collect();
-        if calls.is_empty() {
+        // A cut run starts nothing new: its open calls are settled as not executed.
+        if calls.is_empty() || self.is_cut() {
             return;
         }
         let mut running = FuturesOrdered::new();
@@ -565,11 +662,13 @@ impl StepRun {
             };
             let input = record.input.clone();
             running.push_back(async move {
-                let invocation = runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
+                let invocation =
+                    runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
                 // F6: a handler that panics is an execution failure, never a dead run.
-                let result = std::panic::AssertUnwindSafe(invocation).catch_unwind().await.unwrap_or_else(|_| {
-                    json!({"error": {"code": "EXECUTION_FAILED", "message": "The operation failed."}})
-                });
+                let result = std::panic::AssertUnwindSafe(invocation)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| panicked_result());
                 (record, result)
             });
         }
@@ -580,6 +679,8 @@ impl StepRun {
                     let Some((record, result)) = done else { break };
                     let ok = !tool_results::is_error_shaped(&result);
                     if history.answer(&record.id, result.clone()).is_some() {
+                        let outcome = if ok { CallOutcome::Ok } else { CallOutcome::Error };
+                        telemetry::tool_call(Plane::Server, outcome);
                         self.emit_result(sink, &record, ok, result).await;
                     }
                 }
@@ -604,6 +705,7 @@ impl StepRun {
         for id in open {
             let result = tool_results::tool_not_executed();
             if let Some(record) = history.answer(&id, result.clone()) {
+                telemetry::tool_call(Plane::Server, CallOutcome::NotExecuted);
                 self.emit_result(sink, &record, false, result).await;
             }
         }
@@ -722,8 +824,18 @@ mod tests {
     }
 
     #[test]
-    fn sanitise_cuts_and_defaults() {
-        assert_eq!(sanitise(&"x".repeat(400)).chars().count(), 300);
-        assert_eq!(sanitise("  "), "The model call failed.");
+    fn a_panicked_call_answers_the_envelope_every_failure_answers() {
+        let result = panicked_result();
+        assert!(tool_results::is_error_shaped(&result));
+        assert_eq!(
+            result,
+            json!({"status": "error", "error": {"code": "EXECUTION_FAILED", "message": "The operation failed.", "retryable": false}})
+        );
+    }
+
+    #[test]
+    fn truncate_message_cuts_and_defaults() {
+        assert_eq!(truncate_message(&"x".repeat(400)).chars().count(), 300);
+        assert_eq!(truncate_message("  "), "The model call failed.");
     }
 }

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::Row;
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
+use crate::db::{Db, LockKey};
 use crate::runtime::HandlerError;
 
 /// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
@@ -188,7 +189,7 @@ pub type Today = Arc<dyn Fn() -> Date + Send + Sync>;
 /// The demo ledger. Cheap to clone.
 #[derive(Clone)]
 pub struct Ledger {
-    pool: SqlitePool,
+    db: Db,
     today: Today,
 }
 
@@ -202,7 +203,7 @@ fn sql_err(e: sqlx::Error) -> HandlerError {
     HandlerError::internal(e)
 }
 
-fn invoice_from(row: &SqliteRow) -> Result<Invoice, sqlx::Error> {
+fn invoice_from(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
     Ok(Invoice {
         id: row.try_get("id")?,
         reference: row.try_get("reference")?,
@@ -216,7 +217,7 @@ fn invoice_from(row: &SqliteRow) -> Result<Invoice, sqlx::Error> {
     })
 }
 
-fn client_from(row: &SqliteRow) -> Result<Client, sqlx::Error> {
+fn client_from(row: &AnyRow) -> Result<Client, sqlx::Error> {
     Ok(Client {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
@@ -226,7 +227,7 @@ fn client_from(row: &SqliteRow) -> Result<Client, sqlx::Error> {
     })
 }
 
-fn collection_from(row: &SqliteRow) -> Result<CollectionStatus, sqlx::Error> {
+fn collection_from(row: &AnyRow) -> Result<CollectionStatus, sqlx::Error> {
     Ok(CollectionStatus {
         invoice_id: row.try_get("invoice_id")?,
         reminders_sent: row.try_get("reminders_sent")?,
@@ -241,12 +242,12 @@ const INVOICE_COLUMNS: &str =
 
 impl Ledger {
     /// A ledger whose "today" is the UTC calendar date (the demo hosts run on UTC).
-    pub fn new(pool: SqlitePool) -> Self {
-        Self::with_today(pool, Arc::new(|| OffsetDateTime::now_utc().date()))
+    pub fn new(db: Db) -> Self {
+        Self::with_today(db, Arc::new(|| OffsetDateTime::now_utc().date()))
     }
 
-    pub fn with_today(pool: SqlitePool, today: Today) -> Self {
-        Self { pool, today }
+    pub fn with_today(db: Db, today: Today) -> Self {
+        Self { db, today }
     }
 
     pub fn today(&self) -> Date {
@@ -255,14 +256,39 @@ impl Ledger {
 
     pub async fn is_empty(&self) -> Result<bool, sqlx::Error> {
         let n: i64 = sqlx::query("SELECT COUNT(*) AS n FROM clients")
-            .fetch_one(&self.pool)
+            .fetch_one(&*self.db)
             .await?
             .try_get("n")?;
         Ok(n == 0)
     }
 
+    /// Seeds the ledger, dated relative to `seed_day`, unless it holds clients already;
+    /// `true` when it seeded. Check and seed are one transaction under the ledger's lock, so
+    /// replicas starting together seed once.
+    pub async fn seed_if_empty(&self, seed_day: Date) -> Result<bool, sqlx::Error> {
+        let mut tx = self.db.begin().await?;
+        self.db.lock(&mut tx, LockKey::Ledger).await?;
+        let n: i64 = sqlx::query("SELECT COUNT(*) AS n FROM clients")
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("n")?;
+        if n > 0 {
+            return Ok(false);
+        }
+        Self::write_seed(&mut tx, seed_day).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Replaces the whole ledger with the seed, dated relative to `seed_day`.
     pub async fn seed(&self, seed_day: Date) -> Result<(), sqlx::Error> {
+        let mut tx = self.db.begin().await?;
+        self.db.lock(&mut tx, LockKey::Ledger).await?;
+        Self::write_seed(&mut tx, seed_day).await?;
+        tx.commit().await
+    }
+
+    async fn write_seed(tx: &mut sqlx::AnyConnection, seed_day: Date) -> Result<(), sqlx::Error> {
         let seed: SeedFile =
             serde_json::from_str(SEED).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
         let date = |offset: i64| {
@@ -272,14 +298,13 @@ impl Ledger {
                     .unwrap_or(seed_day),
             )
         };
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
             sqlx::query(&format!("DELETE FROM {table}"))
                 .execute(&mut *tx)
                 .await?;
         }
         for c in &seed.clients {
-            sqlx::query("INSERT INTO clients (id, name, segment, payment_terms_days, email) VALUES (?, ?, ?, ?, ?)")
+            sqlx::query("INSERT INTO clients (id, name, segment, payment_terms_days, email) VALUES ($1, $2, $3, $4, $5)")
                 .bind(c.id)
                 .bind(&c.name)
                 .bind(&c.segment)
@@ -290,7 +315,7 @@ impl Ledger {
         }
         for i in &seed.invoices {
             sqlx::query(&format!(
-                "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+                "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)"
             ))
             .bind(i.id)
             .bind(&i.reference)
@@ -305,7 +330,7 @@ impl Ledger {
         }
         for s in &seed.collection_statuses {
             sqlx::query(
-                "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES (?, ?, ?, NULL, ?)",
+                "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES ($1, $2, $3, NULL, $4)",
             )
             .bind(s.invoice_id)
             .bind(s.reminders_sent)
@@ -315,18 +340,18 @@ impl Ledger {
             .await?;
         }
         let next = seed.invoices.iter().map(|i| i.id).max().unwrap_or(0) + 1;
-        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', ?)")
+        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', $1)")
             .bind(next)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await
+        Ok(())
     }
 
     async fn clients(&self) -> Result<Vec<Client>, HandlerError> {
         let rows = sqlx::query(
             "SELECT id, name, segment, payment_terms_days, email FROM clients ORDER BY id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&*self.db)
         .await
         .map_err(sql_err)?;
         rows.iter()
@@ -337,10 +362,10 @@ impl Ledger {
 
     async fn client(&self, id: i64) -> Result<Option<Client>, HandlerError> {
         let row = sqlx::query(
-            "SELECT id, name, segment, payment_terms_days, email FROM clients WHERE id = ?",
+            "SELECT id, name, segment, payment_terms_days, email FROM clients WHERE id = $1",
         )
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&*self.db)
         .await
         .map_err(sql_err)?;
         row.as_ref().map(client_from).transpose().map_err(sql_err)
@@ -348,10 +373,10 @@ impl Ledger {
 
     async fn invoice(&self, id: i64) -> Result<Invoice, HandlerError> {
         let row = sqlx::query(&format!(
-            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE id = ?"
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE id = $1"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&*self.db)
         .await
         .map_err(sql_err)?;
         match row {
@@ -393,7 +418,7 @@ impl Ledger {
         let collections: HashMap<i64, CollectionStatus> = sqlx::query(
             "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&*self.db)
         .await
         .map_err(sql_err)?
         .iter()
@@ -403,7 +428,7 @@ impl Ledger {
         let invoices = sqlx::query(&format!(
             "SELECT {INVOICE_COLUMNS} FROM invoices ORDER BY due_date DESC, id ASC"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&*self.db)
         .await
         .map_err(sql_err)?;
         invoices
@@ -468,19 +493,19 @@ impl Ledger {
             Some(d) => fmt_date(require_date(&d)?),
             None => fmt_date(add_days(issue, client.payment_terms_days)?),
         };
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(sql_err)?;
-        let id: i64 = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'next_invoice_id'")
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(sql_err)?
-            .map(|r| r.try_get("value"))
-            .transpose()
-            .map_err(sql_err)?
-            .unwrap_or(1);
+        let mut tx = self.db.begin().await.map_err(sql_err)?;
+        // Takes the next id and moves the counter in one statement, which also holds the
+        // counter's row until commit: concurrent creations on any replica get distinct ids.
+        let id: i64 = sqlx::query(
+            "INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', 2) \
+             ON CONFLICT (key) DO UPDATE SET value = ledger_meta.value + 1 \
+             RETURNING value - 1 AS id",
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(sql_err)?
+        .try_get("id")
+        .map_err(sql_err)?;
         let prefix: String = client
             .name
             .chars()
@@ -501,7 +526,7 @@ impl Ledger {
             notes,
         };
         sqlx::query(&format!(
-            "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES (?, ?, ?, ?, 'draft', ?, ?, NULL, ?)"
+            "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES ($1, $2, $3, $4, 'draft', $5, $6, NULL, $7)"
         ))
         .bind(invoice.id)
         .bind(&invoice.reference)
@@ -513,11 +538,6 @@ impl Ledger {
         .execute(&mut *tx)
         .await
         .map_err(sql_err)?;
-        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('next_invoice_id', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            .bind(id + 1)
-            .execute(&mut *tx)
-            .await
-            .map_err(sql_err)?;
         tx.commit().await.map_err(sql_err)?;
         Ok(invoice)
     }
@@ -545,12 +565,12 @@ impl Ledger {
         if let Patch::Set(n) = notes {
             invoice.notes = n;
         }
-        let done = sqlx::query("UPDATE invoices SET amount = ?, due_date = ?, notes = ? WHERE id = ? AND status = 'draft'")
+        let done = sqlx::query("UPDATE invoices SET amount = $1, due_date = $2, notes = $3 WHERE id = $4 AND status = 'draft'")
             .bind(invoice.amount)
             .bind(&invoice.due_date)
             .bind(&invoice.notes)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&*self.db)
             .await
             .map_err(sql_err)?;
         if done.rows_affected() == 0 {
@@ -578,11 +598,11 @@ impl Ledger {
         invoice.status = "sent".to_owned();
         invoice.issue_date = fmt_date(today);
         invoice.due_date = fmt_date(add_days(today, terms)?);
-        let done = sqlx::query("UPDATE invoices SET status = 'sent', issue_date = ?, due_date = ? WHERE id = ? AND status = 'draft'")
+        let done = sqlx::query("UPDATE invoices SET status = 'sent', issue_date = $1, due_date = $2 WHERE id = $3 AND status = 'draft'")
             .bind(&invoice.issue_date)
             .bind(&invoice.due_date)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&*self.db)
             .await
             .map_err(sql_err)?;
         // The status check above and this update are not one transaction; the WHERE guards it.
@@ -609,12 +629,8 @@ impl Ledger {
                 invoice.reference, invoice.status
             )));
         }
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(sql_err)?;
-        let done = sqlx::query("DELETE FROM invoices WHERE id = ? AND status = 'draft'")
+        let mut tx = self.db.begin().await.map_err(sql_err)?;
+        let done = sqlx::query("DELETE FROM invoices WHERE id = $1 AND status = 'draft'")
             .bind(id)
             .execute(&mut *tx)
             .await
@@ -624,7 +640,7 @@ impl Ledger {
                 "The invoice changed while it was being deleted.".to_owned(),
             ));
         }
-        sqlx::query("DELETE FROM collection_statuses WHERE invoice_id = ?")
+        sqlx::query("DELETE FROM collection_statuses WHERE invoice_id = $1")
             .bind(id)
             .execute(&mut *tx)
             .await
@@ -653,11 +669,11 @@ impl Ledger {
         invoice.status = "paid".to_owned();
         invoice.paid_date = Some(fmt_date(paid));
         let done = sqlx::query(
-            "UPDATE invoices SET status = 'paid', paid_date = ? WHERE id = ? AND status = 'sent'",
+            "UPDATE invoices SET status = 'paid', paid_date = $1 WHERE id = $2 AND status = 'sent'",
         )
         .bind(&invoice.paid_date)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&*self.db)
         .await
         .map_err(sql_err)?;
         if done.rows_affected() == 0 {
@@ -800,13 +816,18 @@ impl Ledger {
         }
         self.invoice(invoice_id).await?;
         // Read and write in one write transaction, so concurrent patches never lose a field.
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(sql_err)?;
+        let mut tx = self.db.begin().await.map_err(sql_err)?;
+        // The invoice's row is the lock (the chase record may not exist yet).
+        sqlx::query(&format!(
+            "SELECT id FROM invoices WHERE id = $1{}",
+            self.db.for_update()
+        ))
+        .bind(invoice_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(sql_err)?;
         let existing = sqlx::query(
-            "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses WHERE invoice_id = ?",
+            "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses WHERE invoice_id = $1",
         )
         .bind(invoice_id)
         .fetch_optional(&mut *tx)
@@ -835,7 +856,7 @@ impl Ledger {
             c.note = n;
         }
         sqlx::query(
-            "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES (?, ?, ?, ?, ?)
+            "INSERT INTO collection_statuses (invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT(invoice_id) DO UPDATE SET reminders_sent = excluded.reminders_sent, last_reminder_date = excluded.last_reminder_date,
              expected_payment_date = excluded.expected_payment_date, note = excluded.note",
         )

@@ -25,6 +25,9 @@ pub enum ApiError {
     /// The body is not `application/json` where only JSON is taken.
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// 503 `SHUTTING_DOWN`: the server is draining and starts no new steps.
+    #[error("shutting down")]
+    ShuttingDown,
     /// A server-side failure; the cause goes to the log, the client gets a generic message.
     #[error("internal: {0}")]
     Internal(String),
@@ -39,6 +42,7 @@ impl ApiError {
             Self::Conflict { code, .. } => code,
             Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
             Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
+            Self::ShuttingDown => "SHUTTING_DOWN",
             Self::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -52,6 +56,7 @@ impl ApiError {
             Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType
                 .default_message()
                 .to_owned(),
+            Self::ShuttingDown => "The server is shutting down; try again in a moment.".to_owned(),
             Self::Internal(_) => "The server could not complete the request.".to_owned(),
         }
     }
@@ -69,6 +74,7 @@ impl ResponseError for ApiError {
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -77,6 +83,7 @@ impl ResponseError for ApiError {
         if let Self::Internal(cause) = self {
             tracing::error!(%cause, "request failed");
         }
+        crate::telemetry::error(self.code());
         let mut response = HttpResponse::build(self.status_code());
         match self {
             Self::RateLimited { retry_after_secs } => {

@@ -1,6 +1,7 @@
 //! The HTTP API: health, sessions, `/rpc`, approvals, threads, demo reset and static files.
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
 
+mod audit;
 pub mod body;
 pub mod error;
 pub mod harden;
@@ -52,6 +53,13 @@ pub(crate) fn resource(path: &str) -> actix_web::Resource {
 pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
     cfg.app_data(web::Data::new(state.clone()))
         .route("/api/health", web::get().to(health))
+        .route("/api/ready", web::get().to(ready_check))
+        .configure(|cfg| {
+            // Not behind the session: it is for scrapers (or on its own address).
+            if state.config.metrics_listen.is_none() {
+                cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
+            }
+        })
         .service(
             resource("/api/session")
                 .get(get_session)
@@ -73,6 +81,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/demo/reset").post(demo_reset))
+        .service(resource("/api/audit").get(audit::list_audit))
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -107,6 +116,9 @@ pub fn app_with(
 > {
     App::new()
         .wrap(actix_web::middleware::from_fn(harden::harden))
+        .wrap(actix_web::middleware::from_fn(
+            crate::telemetry::http_metrics,
+        ))
         .configure(extra)
         .configure(move |cfg| configure(cfg, &state))
 }
@@ -116,7 +128,8 @@ pub fn serve(state: AppState, listener: TcpListener, workers: usize) -> std::io:
     serve_with(state, listener, workers, |_| {})
 }
 
-/// [`serve`] with extra routes mounted ahead of the built-in ones.
+/// [`serve`] with extra routes mounted ahead of the built-in ones. The server stops on
+/// SIGTERM/SIGINT by itself (actix's own graceful stop, which waits for connections only).
 pub fn serve_with<F>(
     state: AppState,
     listener: TcpListener,
@@ -126,9 +139,48 @@ pub fn serve_with<F>(
 where
     F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 {
+    serve_with_signals(state, listener, workers, extra, true)
+}
+
+/// [`serve_with`]; without `signals` the server does not stop on SIGTERM/SIGINT by itself:
+/// [`crate::lifecycle::serve_until_drained`] stops it once the step runs, which outlive
+/// their responses, are over.
+pub fn serve_with_signals<F>(
+    state: AppState,
+    listener: TcpListener,
+    workers: usize,
+    extra: F,
+    signals: bool,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
     // A request head must arrive within the request timeout too (408, then closed).
     let head_deadline = state.config.request_timeout;
     state.auth.spawn_refresh();
+    spawn_upkeep(&state);
+    crate::telemetry::spawn_upkeep();
+    let mut server = HttpServer::new(move || app_with(state.clone(), extra.clone()))
+        .workers(workers.max(1))
+        .client_request_timeout(head_deadline)
+        // A step streams many small NDJSON frames on a keep-alive connection. With
+        // Nagle's algorithm on, every frame after the first waits for the client's
+        // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
+        .tcp_nodelay(true);
+    if !signals {
+        // The drain has waited for the runs already: what is left are closing responses.
+        server = server
+            .disable_signals()
+            .shutdown_timeout(crate::lifecycle::CLOSE_TIMEOUT_SECS);
+    }
+    Ok(server.listen(listener)?.run())
+}
+
+/// What every process does in the background, safe however many share the database:
+/// purge old approvals (hourly), re-read the stored session revocations
+/// ([`crate::session::REVOCATION_REFRESH`]) and, on a shared database, mark runs whose
+/// replica stopped mid-run (each minute).
+fn spawn_upkeep(state: &AppState) {
     let (runtime, retention) = (state.runtime.clone(), state.config.approval_retention);
     actix_web::rt::spawn(async move {
         let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -140,17 +192,36 @@ where
             }
         }
     });
-    Ok(
-        HttpServer::new(move || app_with(state.clone(), extra.clone()))
-            .workers(workers.max(1))
-            .client_request_timeout(head_deadline)
-            // A step streams many small NDJSON frames on a keep-alive connection. With
-            // Nagle's algorithm on, every frame after the first waits for the client's
-            // delayed ACK (~40 ms a step, and choppy `text-delta`s); send each at once.
-            .tcp_nodelay(true)
-            .listen(listener)?
-            .run(),
-    )
+    let (db, sessions) = (state.pool.clone(), state.sessions.clone());
+    actix_web::rt::spawn(async move {
+        let mut every = tokio::time::interval(crate::session::REVOCATION_REFRESH);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            if let Err(e) = crate::session::load_revoked(&db, &sessions).await {
+                tracing::warn!(error = %e, "reading session revocations failed");
+            }
+        }
+    });
+    if state.pool.backend().is_shared() {
+        let (runtime, threads, backend) = (
+            state.runtime.clone(),
+            state.threads.clone(),
+            state.pool.backend(),
+        );
+        actix_web::rt::spawn(async move {
+            let mut minutely = tokio::time::interval(std::time::Duration::from_secs(60));
+            minutely.tick().await;
+            loop {
+                minutely.tick().await;
+                if let Err(e) =
+                    crate::app::recover_interrupted(&runtime, threads.as_ref(), backend).await
+                {
+                    tracing::warn!(error = %e, "recovering interrupted runs failed");
+                }
+            }
+        });
+    }
 }
 
 pub(crate) async fn method_not_allowed() -> HttpResponse {
@@ -160,6 +231,25 @@ pub(crate) async fn method_not_allowed() -> HttpResponse {
 
 async fn health() -> HttpResponse {
     HttpResponse::Ok().json(json!({"ok": true}))
+}
+
+/// 200 when the database answers with every migration applied and the server is not
+/// shutting down; 503 `NOT_READY` otherwise (the cause goes to the log).
+async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
+    let not_ready = |message: &str| {
+        HttpResponse::ServiceUnavailable()
+            .json(json!({"error": {"code": "NOT_READY", "message": message}}))
+    };
+    if state.drain.is_draining() {
+        return not_ready("The server is shutting down.");
+    }
+    match crate::db::ready(&state.pool).await {
+        Ok(()) => HttpResponse::Ok().json(json!({"ok": true})),
+        Err(cause) => {
+            tracing::warn!(%cause, "not ready");
+            not_ready("The database is not ready.")
+        }
+    }
 }
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes

@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 
 use super::error::{CapabilityError, CapabilityErrorCode};
 use super::types::{Actor, Risk, SideEffect, Surface};
+use crate::db::Db;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -82,6 +83,13 @@ pub struct ApprovalRecord {
     pub decision: Option<ApprovalDecision>,
     /// The execution that consumed the approval.
     pub consumed_by: Option<String>,
+    /// When it was consumed (a run that has not finished long after this was cut short).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub consumed_at: Option<OffsetDateTime>,
     /// The target's state when the approval was requested (what the card shows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Value>,
@@ -268,6 +276,7 @@ fn apply_consume(
     }
     record.status = ApprovalStatus::Consumed;
     record.consumed_by = Some(execution_id.to_owned());
+    record.consumed_at = Some(now);
     Ok(())
 }
 
@@ -474,10 +483,14 @@ impl ApprovalStore for MemoryApprovalStore {
     }
 }
 
-/// Approval records in SQLite (table `approvals`), so pending approvals survive a restart.
+/// Approval records in the database (table `approvals`), so pending approvals survive a
+/// restart and every replica sees the same ones. Each change is a read-modify-write of one
+/// row inside a transaction that holds the row's lock (SQLite: the write lock; PostgreSQL:
+/// `SELECT … FOR UPDATE`), so racing decisions from any number of replicas apply one by one
+/// and exactly one claims a run.
 #[derive(Debug, Clone)]
-pub struct SqliteApprovalStore {
-    pool: sqlx::SqlitePool,
+pub struct SqlApprovalStore {
+    db: Db,
 }
 
 fn storage(e: impl std::fmt::Display) -> CapabilityError {
@@ -485,39 +498,21 @@ fn storage(e: impl std::fmt::Display) -> CapabilityError {
     CapabilityError::of(CapabilityErrorCode::InternalError)
 }
 
-impl SqliteApprovalStore {
+impl SqlApprovalStore {
     /// Expects the `approvals` table of the crate's migrations.
-    pub fn new(pool: sqlx::SqlitePool) -> Self {
-        Self { pool }
-    }
-
-    async fn read(
-        conn: &mut sqlx::SqliteConnection,
-        id: &str,
-    ) -> Result<Option<ApprovalRecord>, CapabilityError> {
-        use sqlx::Row;
-        let row = sqlx::query("SELECT record FROM approvals WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(storage)?;
-        row.map(|r| {
-            r.try_get::<String, _>("record")
-                .map_err(storage)
-                .and_then(|t| serde_json::from_str(&t).map_err(storage))
-        })
-        .transpose()
+    pub fn new(db: Db) -> Self {
+        Self { db }
     }
 
     async fn write(
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut sqlx::AnyConnection,
         record: &ApprovalRecord,
     ) -> Result<(), CapabilityError> {
         let text = serde_json::to_string(record).map_err(storage)?;
         sqlx::query(
             "INSERT INTO approvals (id, actor_id, requested_at, record, status, expires_at)
-             VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT(id) DO UPDATE SET record = excluded.record, status = excluded.status",
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (id) DO UPDATE SET record = excluded.record, status = excluded.status",
         )
         .bind(&record.id)
         .bind(&record.actor.id)
@@ -531,9 +526,7 @@ impl SqliteApprovalStore {
         Ok(())
     }
 
-    fn parse_rows(
-        rows: Vec<sqlx::sqlite::SqliteRow>,
-    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+    fn parse_rows(rows: Vec<sqlx::any::AnyRow>) -> Result<Vec<ApprovalRecord>, CapabilityError> {
         use sqlx::Row;
         rows.into_iter()
             .map(|r| {
@@ -543,18 +536,23 @@ impl SqliteApprovalStore {
             .collect()
     }
 
-    /// Reads, changes and writes one record inside a write transaction (the check-and-set).
+    /// Reads (locking the row), changes and writes one record in one transaction: the
+    /// check-and-set.
     async fn update(
         &self,
         id: &str,
         f: impl FnOnce(&mut ApprovalRecord) -> Result<(), CapabilityError>,
     ) -> Result<ApprovalRecord, CapabilityError> {
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(storage)?;
-        let mut record = Self::read(&mut tx, id).await?.ok_or_else(not_found)?;
+        let mut tx = self.db.begin().await.map_err(storage)?;
+        let rows = sqlx::query(&format!(
+            "SELECT record FROM approvals WHERE id = $1{}",
+            self.db.for_update()
+        ))
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(storage)?;
+        let mut record = Self::parse_rows(rows)?.pop().ok_or_else(not_found)?;
         let before = record.clone();
         let outcome = f(&mut record);
         // A lazily expired record is written back even when the change itself was refused.
@@ -566,10 +564,10 @@ impl SqliteApprovalStore {
     }
 }
 
-impl ApprovalStore for SqliteApprovalStore {
+impl ApprovalStore for SqlApprovalStore {
     fn insert(&self, record: ApprovalRecord) -> StoreFuture<'_, ()> {
         Box::pin(async move {
-            let mut conn = self.pool.acquire().await.map_err(storage)?;
+            let mut conn = self.db.acquire().await.map_err(storage)?;
             Self::write(&mut conn, &record).await
         })
     }
@@ -602,10 +600,10 @@ impl ApprovalStore for SqliteApprovalStore {
         Box::pin(async move {
             use sqlx::Row;
             let rows = sqlx::query(
-                "SELECT id FROM approvals WHERE actor_id = ? ORDER BY requested_at, id",
+                "SELECT id FROM approvals WHERE actor_id = $1 ORDER BY requested_at, id",
             )
             .bind(actor_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&*self.db)
             .await
             .map_err(storage)?;
             let mut out = Vec::with_capacity(rows.len());
@@ -678,9 +676,9 @@ impl ApprovalStore for SqliteApprovalStore {
         Box::pin(async move {
             let mut out = Vec::new();
             for status in statuses {
-                let rows = sqlx::query("SELECT record FROM approvals WHERE status = ?")
+                let rows = sqlx::query("SELECT record FROM approvals WHERE status = $1")
                     .bind(status.as_str())
-                    .fetch_all(&self.pool)
+                    .fetch_all(&*self.db)
                     .await
                     .map_err(storage)?;
                 for mut record in Self::parse_rows(rows)? {
@@ -704,12 +702,12 @@ impl ApprovalStore for SqliteApprovalStore {
             // A plain indexed read: no transaction, no lazy-expiry write-back, and only
             // pending records are touched however many decided ones are stored.
             let rows = sqlx::query(
-                "SELECT record FROM approvals WHERE actor_id = ? AND status = 'pending'
-                 AND expires_at > ? ORDER BY requested_at, id",
+                "SELECT record FROM approvals WHERE actor_id = $1 AND status = 'pending'
+                 AND expires_at > $2 ORDER BY requested_at, id",
             )
             .bind(actor_id)
             .bind(now.unix_timestamp())
-            .fetch_all(&self.pool)
+            .fetch_all(&*self.db)
             .await
             .map_err(storage)?;
             let records = Self::parse_rows(rows)?;
@@ -722,9 +720,9 @@ impl ApprovalStore for SqliteApprovalStore {
 
     fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64> {
         Box::pin(async move {
-            let done = sqlx::query("DELETE FROM approvals WHERE expires_at < ?")
+            let done = sqlx::query("DELETE FROM approvals WHERE expires_at < $1")
                 .bind(cutoff.unix_timestamp())
-                .execute(&self.pool)
+                .execute(&*self.db)
                 .await
                 .map_err(storage)?;
             Ok(done.rows_affected())
@@ -755,6 +753,7 @@ mod tests {
             status: ApprovalStatus::Pending,
             decision: None,
             consumed_by: None,
+            consumed_at: None,
             target: None,
             target_hash: None,
             outcome: None,
@@ -841,8 +840,8 @@ mod tests {
 
     #[tokio::test]
     async fn sqlite_store_life_cycle() {
-        let pool = crate::db::connect("sqlite::memory:").await.expect("db");
-        life_cycle(&SqliteApprovalStore::new(pool)).await;
+        let db = crate::db::connect("sqlite::memory:").await.expect("db");
+        life_cycle(&SqlApprovalStore::new(db)).await;
     }
 
     #[test]

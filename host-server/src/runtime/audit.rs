@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -76,11 +76,17 @@ impl AuditDraft {
     }
 }
 
+/// Where entries are also sent to be stored, each with its number in this hub.
+pub type AuditSinkSender = tokio::sync::mpsc::UnboundedSender<(u64, Arc<AuditEntry>)>;
+
 /// The fan-out point. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AuditHub {
     tx: broadcast::Sender<Arc<AuditEntry>>,
     seq: Arc<AtomicU64>,
+    /// The store's queue, once attached ([`AuditHub::attach_sink`]). Numbering and sending
+    /// happen under its lock, so the store receives entries in number order.
+    sink: Arc<Mutex<Option<AuditSinkSender>>>,
 }
 
 impl Default for AuditHub {
@@ -95,12 +101,30 @@ impl AuditHub {
         Self {
             tx,
             seq: Arc::new(AtomicU64::new(0)),
+            sink: Arc::default(),
         }
+    }
+
+    /// Sends every entry recorded from now on to `sink` too (the audit table's writer).
+    pub fn attach_sink(&self, sink: AuditSinkSender) {
+        *self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sink);
+    }
+
+    /// How many entries this hub has numbered so far.
+    pub fn recorded(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
     }
 
     /// Records an entry; with no subscriber it is simply not delivered (best effort).
     pub fn record(&self, draft: AuditDraft) -> Arc<AuditEntry> {
-        let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let sink = self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
         let at = OffsetDateTime::now_utc()
             .format(&Rfc3339)
             .unwrap_or_default();
@@ -116,6 +140,11 @@ impl AuditHub {
             data: draft.data,
         });
         tracing::debug!(target: "audit", id = %entry.id, kind = %entry.kind, capability = ?entry.capability_id, actor = ?entry.actor_id);
+        if let Some(sink) = sink.as_ref() {
+            // An error only means the writer has stopped (the runtime is shutting down).
+            let _ = sink.send((n, Arc::clone(&entry)));
+        }
+        drop(sink);
         // An error only means nobody is listening.
         let _ = self.tx.send(Arc::clone(&entry));
         entry

@@ -197,6 +197,10 @@ pub enum HandlerError {
     /// Anything else; the cause is logged, the caller sees "The operation failed.".
     #[error("internal: {0}")]
     Internal(String),
+    /// A failure the handler has already classified with a governed code (an executor that
+    /// keeps its own deadline answers `TIMEOUT`, a backend's broken answer `EXECUTION_FAILED`).
+    #[error("{0}")]
+    Governed(CapabilityError),
 }
 
 impl HandlerError {

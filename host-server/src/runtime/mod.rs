@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use time::OffsetDateTime;
+use tracing::Instrument;
 
 pub use approval::{
     ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, MemoryApprovalStore,
-    SqliteApprovalStore,
+    SqlApprovalStore,
 };
 pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use error::{CapabilityError, CapabilityErrorCode, HandlerError, InputIssue};
@@ -288,6 +289,7 @@ fn handler_error(capability: &str, e: HandlerError) -> CapabilityError {
             tracing::error!(%capability, %cause, "capability handler failed");
             CapabilityError::of(CapabilityErrorCode::InternalError)
         }
+        HandlerError::Governed(e) => e,
     }
 }
 
@@ -321,6 +323,27 @@ fn refusal(verdict: &Verdict, emit: &Emit<'_>) -> Option<Envelope> {
         }
         Verdict::Hide => emit.denied("hidden", &CapabilityError::not_found()),
     })
+}
+
+/// The span of one capability call (reference: `agent.capability_call`).
+fn capability_span(id: &str, surface: Surface, execution_id: &str) -> tracing::Span {
+    tracing::info_span!(
+        "agent.capability_call",
+        orpc_agent.capability_id = %id,
+        orpc_agent.surface = surface.as_str(),
+        orpc_agent.execution_id = %execution_id,
+        orpc_agent.approval_id = tracing::field::Empty,
+        orpc_agent.outcome = tracing::field::Empty,
+    )
+}
+
+/// `completed`, `approval-required` or the error's code.
+fn outcome_of(envelope: &Envelope) -> &'static str {
+    match envelope {
+        Envelope::Ok { .. } => "completed",
+        Envelope::ApprovalRequired { .. } => "approval-required",
+        Envelope::Error(e) => e.code.as_str(),
+    }
 }
 
 fn new_id(prefix: &str) -> String {
@@ -362,6 +385,13 @@ impl Runtime {
         actor: &Actor,
         input: Option<&Value>,
     ) -> Verdict {
+        let span = tracing::info_span!(
+            "agent.policy_evaluation",
+            orpc_agent.capability_id = %cap.meta.id,
+            orpc_agent.phase = ?phase,
+            orpc_agent.decision = tracing::field::Empty,
+        )
+        .entered();
         let request = PolicyRequest {
             phase,
             capability: &cap.meta,
@@ -369,7 +399,16 @@ impl Runtime {
             actor,
             input,
         };
-        policy::evaluate_all(&self.policies_for(cap), &request)
+        let verdict = policy::evaluate_all(&self.policies_for(cap), &request);
+        let decision = match &verdict {
+            Verdict::Allow => "allow",
+            Verdict::Deny { .. } => "deny",
+            Verdict::Hide => "hide",
+            Verdict::RequireApproval { .. } => "require-approval",
+            Verdict::Failed { .. } => "failed",
+        };
+        span.record("orpc_agent.decision", decision);
+        verdict
     }
 
     /// Capabilities this actor may see on `surface`, in registry order. `tags` narrows to those
@@ -437,7 +476,7 @@ impl Runtime {
             .to_value()
     }
 
-    /// Invokes a capability through the whole pipeline.
+    /// Invokes a capability through the whole pipeline, traced as `agent.capability_call`.
     pub async fn invoke_envelope(
         &self,
         actor: &Actor,
@@ -447,101 +486,116 @@ impl Runtime {
         correlation: Correlation,
     ) -> Envelope {
         let execution_id = new_id("exe");
-        let emit = Emit {
-            hub: &self.audit,
-            actor_id: (!actor.id.is_empty()).then(|| actor.id.clone()),
-            capability_id: id.to_owned(),
-            execution_id: execution_id.clone(),
-            correlation: &correlation,
-        };
-        let Some(cap) = self.registry.get(id) else {
-            emit.event("capability.requested", json!({}));
-            return emit.denied("unknown", &CapabilityError::not_found());
-        };
-        let meta = &cap.meta;
-        emit.event(
-            "capability.requested",
-            json!({"sideEffect": meta.side_effect, "risk": meta.risk}),
-        );
-        // Exposure is checked before validation so validation errors cannot leak existence.
-        if !meta.exposed_on(surface) {
-            return emit.denied("not-exposed", &CapabilityError::not_found());
-        }
-        let input = match cap.validate(&input) {
-            Ok(v) => v,
-            Err(e) => return emit.failed(STAGE_INPUT, e, 0),
-        };
-        if actor.id.is_empty() {
-            return emit.failed(
-                STAGE_AUTH,
-                CapabilityError::of(CapabilityErrorCode::Unauthenticated),
-                0,
+        let span = capability_span(id, surface, &execution_id);
+        let pipeline = async {
+            let emit = Emit {
+                hub: &self.audit,
+                actor_id: (!actor.id.is_empty()).then(|| actor.id.clone()),
+                capability_id: id.to_owned(),
+                execution_id: execution_id.clone(),
+                correlation: &correlation,
+            };
+            let Some(cap) = self.registry.get(id) else {
+                emit.event("capability.requested", json!({}));
+                return emit.denied("unknown", &CapabilityError::not_found());
+            };
+            let meta = &cap.meta;
+            emit.event(
+                "capability.requested",
+                json!({"sideEffect": meta.side_effect, "risk": meta.risk}),
             );
-        }
-        let verdict = self.verdict(cap, PolicyPhase::Invocation, surface, actor, Some(&input));
-        if let Some(refusal) = refusal(&verdict, &emit) {
-            return refusal;
-        }
-        let (mut reasons, mut types, expires_in) = match verdict {
-            Verdict::RequireApproval {
-                reasons,
-                types,
-                expires_in,
-            } => (reasons, types, expires_in),
-            _ => (Vec::new(), Vec::new(), None),
+            // Exposure is checked before validation so validation errors cannot leak existence.
+            if !meta.exposed_on(surface) {
+                return emit.denied("not-exposed", &CapabilityError::not_found());
+            }
+            let input = match cap.validate(&input) {
+                Ok(v) => v,
+                Err(e) => return emit.failed(STAGE_INPUT, e, 0),
+            };
+            if actor.id.is_empty() {
+                return emit.failed(
+                    STAGE_AUTH,
+                    CapabilityError::of(CapabilityErrorCode::Unauthenticated),
+                    0,
+                );
+            }
+            let verdict = self.verdict(cap, PolicyPhase::Invocation, surface, actor, Some(&input));
+            if let Some(refusal) = refusal(&verdict, &emit) {
+                return refusal;
+            }
+            let (mut reasons, mut types, expires_in) = match verdict {
+                Verdict::RequireApproval {
+                    reasons,
+                    types,
+                    expires_in,
+                } => (reasons, types, expires_in),
+                _ => (Vec::new(), Vec::new(), None),
+            };
+            if meta.approval_required {
+                reasons.push(format!("Approval is required for {}.", meta.id));
+                if types.is_empty() {
+                    types.push("human-confirmation".to_owned());
+                }
+            }
+            if !reasons.is_empty() {
+                let ttl = expires_in
+                    .or(meta.approval_expires_in)
+                    .unwrap_or(self.approval_ttl);
+                // What the human will be shown, and what must still hold when it runs.
+                let target = match cap.read_target(&input).await {
+                    None => None,
+                    Some(Ok(state)) => Some(state),
+                    Some(Err(e)) => {
+                        return emit.failed(STAGE_APPROVAL, handler_error(&meta.id, e), 0)
+                    }
+                };
+                let now = self.clock.now();
+                let record = ApprovalRecord {
+                    id: new_id("apr"),
+                    capability_id: meta.id.clone(),
+                    surface,
+                    actor: actor.clone(),
+                    input_hash: approval::input_hash(&input),
+                    input,
+                    reasons: reasons.clone(),
+                    types,
+                    risk: meta.risk,
+                    side_effect: meta.side_effect,
+                    requested_at: now,
+                    expires_at: now + ttl,
+                    status: ApprovalStatus::Pending,
+                    decision: None,
+                    consumed_by: None,
+                    consumed_at: None,
+                    target_hash: target.as_ref().map(approval::input_hash),
+                    target,
+                    outcome: None,
+                };
+                let data = json!({"approvalId": record.id, "reasons": record.reasons, "types": record.types,
+                       "expiresAt": record.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()});
+                let approval_id = record.id.clone();
+                let span = tracing::info_span!(
+                    "agent.approval_request",
+                    orpc_agent.capability_id = %meta.id,
+                    orpc_agent.approval_id = %approval_id,
+                );
+                // Nothing is announced until the record is stored.
+                if let Err(e) = self.approvals.insert(record).instrument(span).await {
+                    return emit.failed(STAGE_APPROVAL, e, 0);
+                }
+                emit.event("approval.requested", data);
+                crate::telemetry::approval("requested");
+                let message = format!("Awaiting approval: {}.", reasons.join("; "));
+                return Envelope::ApprovalRequired {
+                    approval_id,
+                    message,
+                };
+            }
+            self.execute(cap, actor, surface, input, &emit, None).await
         };
-        if meta.approval_required {
-            reasons.push(format!("Approval is required for {}.", meta.id));
-            if types.is_empty() {
-                types.push("human-confirmation".to_owned());
-            }
-        }
-        if !reasons.is_empty() {
-            let ttl = expires_in
-                .or(meta.approval_expires_in)
-                .unwrap_or(self.approval_ttl);
-            // What the human will be shown, and what must still hold when it runs.
-            let target = match cap.read_target(&input).await {
-                None => None,
-                Some(Ok(state)) => Some(state),
-                Some(Err(e)) => return emit.failed(STAGE_APPROVAL, handler_error(&meta.id, e), 0),
-            };
-            let now = self.clock.now();
-            let record = ApprovalRecord {
-                id: new_id("apr"),
-                capability_id: meta.id.clone(),
-                surface,
-                actor: actor.clone(),
-                input_hash: approval::input_hash(&input),
-                input,
-                reasons: reasons.clone(),
-                types,
-                risk: meta.risk,
-                side_effect: meta.side_effect,
-                requested_at: now,
-                expires_at: now + ttl,
-                status: ApprovalStatus::Pending,
-                decision: None,
-                consumed_by: None,
-                target_hash: target.as_ref().map(approval::input_hash),
-                target,
-                outcome: None,
-            };
-            let data = json!({"approvalId": record.id, "reasons": record.reasons, "types": record.types,
-                   "expiresAt": record.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()});
-            let approval_id = record.id.clone();
-            // Nothing is announced until the record is stored.
-            if let Err(e) = self.approvals.insert(record).await {
-                return emit.failed(STAGE_APPROVAL, e, 0);
-            }
-            emit.event("approval.requested", data);
-            let message = format!("Awaiting approval: {}.", reasons.join("; "));
-            return Envelope::ApprovalRequired {
-                approval_id,
-                message,
-            };
-        }
-        self.execute(cap, actor, surface, input, &emit, None).await
+        let envelope = pipeline.instrument(span.clone()).await;
+        span.record("orpc_agent.outcome", outcome_of(&envelope));
+        envelope
     }
 
     /// Stages from execution-phase policies to completion, shared by invoke and resume.
@@ -575,8 +629,15 @@ impl Runtime {
         let begun = Instant::now();
         // The handler runs as its own task: a caller that goes away never cancels a write
         // half-way, and a panicking handler becomes INTERNAL_ERROR instead of taking us down.
-        let task = tokio::spawn(cap.call(ctx, input));
-        let outcome = tokio::time::timeout(meta.timeout, task).await;
+        let span = tracing::info_span!(
+            "agent.procedure_execution",
+            orpc_agent.capability_id = %meta.id,
+            orpc_agent.execution_id = %emit.execution_id,
+        );
+        let task = tokio::spawn(cap.call(ctx, input).instrument(span.clone()));
+        let outcome = tokio::time::timeout(meta.timeout, task)
+            .instrument(span)
+            .await;
         let duration_ms = u64::try_from(begun.elapsed().as_millis()).unwrap_or(u64::MAX);
         let result = match outcome {
             Err(_) => {
@@ -673,6 +734,7 @@ impl Runtime {
             data: Some(json!({"approvalId": record.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, if approved { "approval.approved" } else { "approval.rejected" })
         });
+        crate::telemetry::approval(if approved { "approved" } else { "rejected" });
         Ok(record)
     }
 
@@ -710,11 +772,18 @@ impl Runtime {
         Ok(cancelled)
     }
 
-    /// At start: every approval whose run began but never finished (the process died) becomes
+    /// Every approval whose run began but never finished (its process died) becomes
     /// `interrupted`, and so does an approved non-MCP record never claimed by a run (left by
     /// an older version, which decided and consumed in two steps). They are not re-run: the
     /// action may have half-happened, and nobody is watching now. Returns them.
-    pub async fn recover_approvals(&self) -> Result<Vec<ApprovalRecord>, CapabilityError> {
+    ///
+    /// `grace`: a run claimed less than this long ago is left alone, since another process
+    /// sharing the database may still be running it ([`Runtime::run_grace`]); zero when this
+    /// process is the database's only user.
+    pub async fn recover_approvals(
+        &self,
+        grace: Duration,
+    ) -> Result<Vec<ApprovalRecord>, CapabilityError> {
         let now = self.clock.now();
         let candidates = self
             .approvals
@@ -723,8 +792,11 @@ impl Runtime {
         let mut interrupted = Vec::new();
         for record in candidates {
             let stranded = match record.status {
-                ApprovalStatus::Consumed => record.outcome.is_none(),
-                _ => record.surface != Surface::Mcp,
+                ApprovalStatus::Consumed => {
+                    record.outcome.is_none()
+                        && record.consumed_at.is_none_or(|at| at + grace <= now)
+                }
+                _ => record.surface != Surface::Mcp && grace.is_zero(),
             };
             if !stranded {
                 continue;
@@ -748,6 +820,18 @@ impl Runtime {
             interrupted.push(marked);
         }
         Ok(interrupted)
+    }
+
+    /// How long a claimed run may take at most, with a margin: the longest capability
+    /// deadline plus a minute. Past this, a run with no outcome is known to be cut short.
+    pub fn run_grace(&self) -> Duration {
+        let longest = self
+            .registry
+            .iter()
+            .map(|c| c.meta.timeout)
+            .max()
+            .unwrap_or_default();
+        longest + Duration::from_secs(60)
     }
 
     /// Deletes approvals that expired more than `retention` ago.
@@ -818,6 +902,8 @@ impl Runtime {
         emit: &Emit<'_>,
     ) -> Envelope {
         emit.event("approval.consumed", json!({"approvalId": consumed.id}));
+        let span = capability_span(&cap.meta.id, consumed.surface, &emit.execution_id);
+        span.record("orpc_agent.approval_id", consumed.id.as_str());
         let envelope = self
             .execute(
                 cap,
@@ -827,7 +913,9 @@ impl Runtime {
                 emit,
                 Some(consumed.id.clone()),
             )
+            .instrument(span.clone())
             .await;
+        span.record("orpc_agent.outcome", outcome_of(&envelope));
         let outcome = if envelope.is_ok() {
             "completed"
         } else {
@@ -895,6 +983,7 @@ impl Runtime {
             data: Some(json!({"approvalId": consumed.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, "approval.approved")
         });
+        crate::telemetry::approval("approved");
         fault_point("after-decide").await;
         let mut run = consumed.clone();
         run.actor = with_present_credential(run.actor, approver);

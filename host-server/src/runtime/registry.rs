@@ -261,6 +261,46 @@ impl CapabilityBuilder {
         F: Fn(InvocationContext, I) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
     {
+        let normalize: Normalizer = Arc::new(|v: &Value| {
+            let typed: I = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+            serde_json::to_value(typed).map_err(|e| e.to_string())
+        });
+        let f = Arc::new(f);
+        let handler: ErasedHandler = Arc::new(move |ctx, input| {
+            let f = Arc::clone(&f);
+            Box::pin(async move {
+                let typed: I = serde_json::from_value(input).map_err(HandlerError::internal)?;
+                let out = f(ctx, typed).await?;
+                serde_json::to_value(out).map_err(HandlerError::internal)
+            })
+        });
+        self.finish(schema_for::<I>(), schema_for::<O>(), normalize, handler)
+    }
+
+    /// Finishes the capability with JSON Schemas given as data (a capabilities file) and a
+    /// handler on JSON values: it receives exactly the input that passed `input_schema`.
+    pub fn json_handler<F, Fut>(
+        self,
+        input_schema: Value,
+        output_schema: Value,
+        f: F,
+    ) -> Result<Capability, RegistryError>
+    where
+        F: Fn(InvocationContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
+    {
+        let normalize: Normalizer = Arc::new(|v: &Value| Ok(v.clone()));
+        let handler: ErasedHandler = Arc::new(move |ctx, input| Box::pin(f(ctx, input)));
+        self.finish(input_schema, output_schema, normalize, handler)
+    }
+
+    fn finish(
+        self,
+        input_schema: Value,
+        output_schema: Value,
+        normalize: Normalizer,
+        handler: ErasedHandler,
+    ) -> Result<Capability, RegistryError> {
         let id = self.id;
         let invalid = |m: &str| RegistryError::Invalid(id.clone(), m.to_owned());
         if id.is_empty()
@@ -281,23 +321,8 @@ impl CapabilityBuilder {
         if self.timeout.is_zero() || self.approval_expires_in.is_some_and(|d| d.is_zero()) {
             return Err(invalid("timeouts and expiries must be positive"));
         }
-        let input_schema = schema_for::<I>();
-        let output_schema = schema_for::<O>();
         let validator = jsonschema::validator_for(&input_schema)
             .map_err(|e| invalid(&format!("input schema: {e}")))?;
-        let normalize: Normalizer = Arc::new(|v: &Value| {
-            let typed: I = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-            serde_json::to_value(typed).map_err(|e| e.to_string())
-        });
-        let f = Arc::new(f);
-        let handler: ErasedHandler = Arc::new(move |ctx, input| {
-            let f = Arc::clone(&f);
-            Box::pin(async move {
-                let typed: I = serde_json::from_value(input).map_err(HandlerError::internal)?;
-                let out = f(ctx, typed).await?;
-                serde_json::to_value(out).map_err(HandlerError::internal)
-            })
-        });
         Ok(Capability {
             meta: CapabilityMeta {
                 id,

@@ -11,7 +11,7 @@ use crate::common::{builder, carla, start_with};
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
 /// A child process that is killed when the test ends, whatever happens.
-struct Child(std::process::Child);
+pub(crate) struct Child(pub(crate) std::process::Child);
 
 impl Drop for Child {
     fn drop(&mut self) {
@@ -20,12 +20,14 @@ impl Drop for Child {
     }
 }
 
-fn clean_command() -> Command {
+pub(crate) fn clean_command() -> Command {
     let mut cmd = Command::new(BIN);
-    // Every flag has a `DPAS_*` fallback: none of the caller's may leak in.
+    // Every flag has a `DPAS_*` fallback: none of the caller's may leak in, nor the
+    // OpenTelemetry exporter's own `OTEL_*` variables.
     for (var, _) in std::env::vars_os() {
-        if var.to_string_lossy().starts_with("DPAS_") {
-            cmd.env_remove(var);
+        let name = var.to_string_lossy();
+        if name.starts_with("DPAS_") || name.starts_with("OTEL_") {
+            cmd.env_remove(&var);
         }
     }
     cmd.env("RUST_LOG", "warn");
@@ -142,14 +144,10 @@ fn a_database_url_of_another_kind_fails_the_start_and_creates_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     for (url, says) in [
         (
-            "postgres://app@127.0.0.1/dpas",
-            "PostgreSQL is not supported",
+            "mysql://app:hunter2@127.0.0.1/dpas",
+            "scheme is not a database",
         ),
-        (
-            "postgresql://app@127.0.0.1/dpas",
-            "PostgreSQL is not supported",
-        ),
-        ("mysql://app@127.0.0.1/dpas", "scheme is not a database"),
+        ("postgres:dpas", "PostgreSQL URL starts with //"),
         ("dpas.sqlite3", "not a database URL"),
     ] {
         let out = clean_command()
@@ -162,6 +160,7 @@ fn a_database_url_of_another_kind_fails_the_start_and_creates_nothing() {
         assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
         assert!(stderr.contains(says), "{url}: {stderr}");
         assert!(stderr.contains("supported: sqlite:"), "{url}: {stderr}");
+        assert!(stderr.contains("postgres://"), "{url}: {stderr}");
         assert!(
             !stderr.contains("hunter2"),
             "the password is not echoed: {stderr}"
@@ -170,6 +169,63 @@ fn a_database_url_of_another_kind_fails_the_start_and_creates_nothing() {
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
     assert!(left.is_empty(), "nothing was created: {left:?}");
+}
+
+/// A PostgreSQL URL is accepted; a database that does not answer fails the start with a
+/// non-zero exit naming the scheme only, and nothing listens or is created.
+#[test]
+fn an_unreachable_postgres_fails_the_start_naming_the_scheme_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    for scheme in ["postgres", "postgresql"] {
+        let url = format!("{scheme}://app:hunter2@127.0.0.1:{port}/dpas");
+        let out = clean_command()
+            .current_dir(dir.path())
+            .args(["--demo", "--listen", "127.0.0.1:0", "--database", &url])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        assert!(
+            stderr.contains("cannot reach the postgres database"),
+            "{url}: {stderr}"
+        );
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+        assert!(!stderr.contains("app@"), "{stderr}");
+        assert!(out.stdout.is_empty(), "{url}: nothing listened");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert!(left.is_empty(), "nothing was created: {left:?}");
+}
+
+/// The binary on a real PostgreSQL: it starts, says which database by scheme only, and
+/// serves the seeded ledger.
+#[actix_web::test]
+async fn the_binary_runs_on_postgres() {
+    let Some(url) = crate::pg::fresh_database().await else {
+        return;
+    };
+    let mut cmd = clean_command();
+    cmd.args(["--listen", "127.0.0.1:0", "--demo", "--database", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = Child(cmd.spawn().expect("spawn"));
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("startup line");
+    assert!(line.contains("database=postgres://…"), "{line}");
+    assert!(!line.contains("postgres@"), "{line}");
+    let base = line.split_whitespace().nth(2).expect("address").to_owned();
+    let health = reqwest::get(format!("{base}/api/health"))
+        .await
+        .expect("health");
+    assert_eq!(health.status(), 200);
 }
 
 #[actix_web::test]

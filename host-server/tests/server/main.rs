@@ -2,6 +2,7 @@
 
 mod common;
 
+mod appfiles;
 mod approvals;
 mod audit;
 mod builder;
@@ -11,7 +12,13 @@ mod hardening;
 mod hygiene;
 mod identity;
 mod ledger;
+mod lifecycle;
 mod manifest;
 mod mcp;
+mod metrics;
+mod pg;
+mod replicas;
 mod sessions;
+mod stores;
 mod threads;
+mod traces;

@@ -6,6 +6,7 @@
 
 mod conversation;
 mod convert;
+mod pattern;
 mod platform;
 mod surface;
 mod turn;

@@ -1,8 +1,8 @@
 //! The core's traits over the browser: `performance.now()`, `MessageChannel` task yields,
 //! `fetch` with credentials and a streamed body, and `AbortSignal`.
 
-use crate::settle::{Clock, TaskYield};
-use crate::turn::{AbortSignal, StepResponse, Transport, TransportFailure};
+use dpas_host_core::settle::{Clock, TaskYield};
+use dpas_host_core::turn::{AbortSignal, StepResponse, Transport, TransportFailure};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::{Promise, Uint8Array};

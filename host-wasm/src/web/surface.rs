@@ -5,13 +5,16 @@ use super::convert::{
     from_js, get, object, opt_bool, opt_function, opt_json, opt_string, string, thrown_message,
     to_js, type_error,
 };
+use super::pattern::BrowserPatterns;
 use super::platform::{random_seed, PerformanceClock};
-use crate::capability::{
+use dpas_host_core::capability::{
     ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
     HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
 };
-use crate::envelope::{ErrorCode, Retry, SurfaceError};
-use crate::registry::{self, ComponentHandle, SurfaceEvent, SurfaceOptions};
+use dpas_host_core::envelope::{ErrorCode, Retry, SurfaceError};
+use dpas_host_core::registry::{
+    self, ComponentHandle, SurfaceEvent, SurfaceOptions, SurfaceVersion,
+};
 use js_sys::{Array, Function};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -424,21 +427,24 @@ impl RegistrationHandle {
     }
 }
 
-/// The core's decimal version string as a number (an integer: no float parsing linked).
-fn version_number(version: &str) -> f64 {
-    version.parse::<u64>().unwrap_or(0) as f64
+/// `surfaceVersion` as the number JS sees.
+fn version_number(version: SurfaceVersion) -> f64 {
+    version.0 as f64
 }
 
-fn event_to_js(event: &SurfaceEvent, current_version: impl Fn() -> String) -> Option<JsValue> {
-    let version = |v: &str| JsValue::from_f64(version_number(v));
+fn event_to_js(
+    event: &SurfaceEvent,
+    current_version: impl Fn() -> SurfaceVersion,
+) -> Option<JsValue> {
+    let version = |v: SurfaceVersion| JsValue::from_f64(version_number(v));
     Some(match event {
         SurfaceEvent::SurfaceChanged { surface_version } => object(&[
             ("type", "surface-changed".into()),
-            ("surfaceVersion", version(surface_version)),
+            ("surfaceVersion", version(*surface_version)),
         ]),
         SurfaceEvent::AvailabilityChanged { capability_ids } => object(&[
             ("type", "availability-changed".into()),
-            ("surfaceVersion", version(&current_version())),
+            ("surfaceVersion", version(current_version())),
             (
                 "capabilityIds",
                 capability_ids
@@ -472,6 +478,7 @@ impl JsSurface {
         let inner = registry::Surface::new(SurfaceOptions {
             clock: Rc::new(PerformanceClock),
             seed: random_seed(),
+            patterns: Rc::new(BrowserPatterns),
         });
         if let Some(options) = options {
             if let Some(executor) = opt_function(&options, "executeProcedure", "options")? {
@@ -499,7 +506,7 @@ impl JsSurface {
 
     #[wasm_bindgen(getter = surfaceVersion)]
     pub fn surface_version(&self) -> f64 {
-        version_number(&self.inner.version())
+        version_number(self.inner.version())
     }
 
     /// Internal: how `runTurn` finds this registry.
@@ -514,11 +521,11 @@ impl JsSurface {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(event: SurfaceEvent) => void")] listener: Function,
     ) -> JsValue {
-        let weak = Rc::downgrade(&self.inner.inner);
+        let weak = self.inner.downgrade();
         let id = self.inner.subscribe(move |event| {
             let current_version = || {
                 weak.upgrade()
-                    .map(|inner| registry::Surface { inner }.version())
+                    .map(|surface| surface.version())
                     .unwrap_or_default()
             };
             if let Some(event) = event_to_js(event, current_version) {

@@ -7,15 +7,16 @@ use super::convert::{
 };
 use super::platform::{random_seed, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
-use crate::capability::CancelToken;
-use crate::ids::IdRng;
-use crate::registry;
-use crate::settle::SettlePolicy;
-use crate::turn::{
+use dpas_host_core::capability::CancelToken;
+use dpas_host_core::ids::IdRng;
+use dpas_host_core::registry;
+use dpas_host_core::settle::SettlePolicy;
+use dpas_host_core::turn::{
     run_turn, ConfirmRequest, TurnEnv, TurnEvent, TurnObserver, TurnOptions, TurnOutcome,
     TurnStatus, TurnUi,
 };
 use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::wire_name::is_browser_tool;
 use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
@@ -187,20 +188,15 @@ pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> 
             ("input", to_js(&call.input)),
         ]),
         // Browser results are reported by the loop, with the value the model receives.
-        Frame::ToolResult(result)
-            if !result.wire_name.starts_with("view_")
-                && !result.wire_name.starts_with("surface_") =>
-        {
-            object(&[
-                ("type", "tool-result".into()),
-                ("toolCallId", result.tool_call_id.as_str().into()),
-                ("wireName", result.wire_name.as_str().into()),
-                ("canonicalId", result.canonical_id.as_str().into()),
-                ("executor", "server".into()),
-                ("ok", result.ok.into()),
-                ("result", to_js(&result.result)),
-            ])
-        }
+        Frame::ToolResult(result) if !is_browser_tool(&result.wire_name) => object(&[
+            ("type", "tool-result".into()),
+            ("toolCallId", result.tool_call_id.as_str().into()),
+            ("wireName", result.wire_name.as_str().into()),
+            ("canonicalId", result.canonical_id.as_str().into()),
+            ("executor", "server".into()),
+            ("ok", result.ok.into()),
+            ("result", to_js(&result.result)),
+        ]),
         _ => return None,
     })
 }

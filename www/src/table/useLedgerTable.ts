@@ -216,24 +216,26 @@ export function useLedgerTable<R extends { id: number }>(
     () => Object.fromEntries(selectedFromUrl.map((id) => [String(id), true])),
     [selectedFromUrl],
   );
-  const sortKey = sort ? `${sort.key}.${sort.direction}` : "";
-  const sorting = useMemo<SortingState>(
-    () => (sort ? [{ id: sort.key, desc: sort.direction === "desc" }] : []),
-    [sortKey],
-  );
-  const layoutKey = `${layout.order.join(",")}|${layout.hidden.join(",")}`;
-  const columnOrder = useMemo(
-    () => [
+  // `sort` and `layout` are parsed from the URL on every render: the memos key on their
+  // serialised value, and rebuild from it, so a new object with the same content keeps them.
+  const sortKey = JSON.stringify(sort);
+  const sorting = useMemo<SortingState>(() => {
+    const current = JSON.parse(sortKey) as SortState | null;
+    return current ? [{ id: current.key, desc: current.direction === "desc" }] : [];
+  }, [sortKey]);
+  const layoutKey = JSON.stringify(layout);
+  const columnOrder = useMemo(() => {
+    const { order } = JSON.parse(layoutKey) as Layout;
+    return [
       ...(spec.selection ? ["select"] : []),
       ...spec.columns.filter((c) => c.pinned).map((c) => c.id),
-      ...layout.order,
-    ],
-    [layoutKey, spec],
-  );
-  const columnVisibility = useMemo(
-    () => Object.fromEntries(layout.hidden.map((id) => [id, false])),
-    [layoutKey],
-  );
+      ...order,
+    ];
+  }, [layoutKey, spec]);
+  const columnVisibility = useMemo(() => {
+    const { hidden } = JSON.parse(layoutKey) as Layout;
+    return Object.fromEntries(hidden.map((id) => [id, false]));
+  }, [layoutKey]);
 
   const table = useReactTable<R>({
     data: filtered,

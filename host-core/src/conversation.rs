@@ -1,0 +1,811 @@
+//! The conversation store behind assistant-ui's external-store runtime (`API.md`,
+//! `ConversationState`), as a pure reducer: it takes a turn's frames and loop events and keeps
+//! the chat views (streaming text, reasoning apart, tool calls with their state), the model
+//! history that is posted, per-turn and per-conversation usage, and inspector events.
+//!
+//! The wasm layer owns the async part: `begin_turn` → `run_turn` with an observer that feeds
+//! [`Conversation::observe_frame`] / [`Conversation::observe_event`] → `finish_turn`.
+
+use crate::turn::{TurnEvent, TurnOutcome};
+use dpas_protocol::error::tool_results::is_error_shaped;
+use dpas_protocol::json::object;
+use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
+use dpas_protocol::{
+    ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
+    WireModelMessage,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Inspector events kept; the oldest are evicted first.
+pub const MAX_INSPECTOR_EVENTS: usize = 400;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallState {
+    Running,
+    Done,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallView {
+    pub tool_call_id: String,
+    pub wire_name: String,
+    pub canonical_id: String,
+    pub executor: Executor,
+    pub input: Value,
+    pub state: ToolCallState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessageView {
+    pub id: String,
+    pub role: ChatRole,
+    /// Answer text (markdown), channel markers removed.
+    pub text: String,
+    /// Reasoning, kept apart from the answer, channel markers removed.
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCallView>,
+    /// What streamed, before markers are removed (a marker may span deltas).
+    #[serde(skip)]
+    raw_text: String,
+    #[serde(skip)]
+    raw_reasoning: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectorEvent {
+    pub lane: String,
+    pub event_type: String,
+    pub summary: String,
+    pub at: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationState {
+    pub conversation_id: String,
+    pub messages: Vec<ChatMessageView>,
+    pub is_running: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_usage: Option<Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_usage: Option<Usage>,
+    pub inspector: Vec<InspectorEvent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+/// The byte offset of two ASCII bytes in a row (always a char boundary: ASCII bytes never
+/// occur inside a multi-byte UTF-8 sequence). By hand rather than `str::find("..")`, which
+/// links core's substring searcher into the browser build.
+fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
+    text.as_bytes().windows(2).position(|w| w == pair)
+}
+
+/// Removes model channel markers: every `<|token|>`, and the word that names a channel or a
+/// role after `<|channel|>` / `<|start|>` (e.g. `<|channel|>analysis `).
+pub fn strip_channel_markers(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(start) = find_pair(rest, *b"<|") {
+        out.push_str(&rest[..start]);
+        let Some(end) = find_pair(&rest[start..], *b"|>") else {
+            // An unfinished marker at the end of a stream is held back until it completes.
+            return out;
+        };
+        let token = &rest[start + 2..start + end];
+        rest = &rest[start + end + 2..];
+        if token == "channel" || token == "start" {
+            let word = rest
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len());
+            rest = &rest[word..];
+            rest = rest.strip_prefix(' ').unwrap_or(rest);
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+impl ChatMessageView {
+    fn new(id: String, role: ChatRole) -> Self {
+        Self {
+            id,
+            role,
+            text: String::new(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            raw_text: String::new(),
+            raw_reasoning: String::new(),
+        }
+    }
+
+    fn push_text(&mut self, delta: &str) {
+        self.raw_text.push_str(delta);
+        self.text = strip_channel_markers(&self.raw_text);
+    }
+
+    fn push_reasoning(&mut self, delta: &str) {
+        self.raw_reasoning.push_str(delta);
+        self.reasoning = strip_channel_markers(&self.raw_reasoning);
+    }
+}
+
+/// One conversation: its chat views and the model history it posts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    state: ConversationState,
+    history: Vec<WireModelMessage>,
+    next_message: u64,
+    /// The assistant view the current step writes into; `None` after a boundary.
+    open_assistant: Option<usize>,
+}
+
+fn settled_state(ok: bool) -> ToolCallState {
+    if ok {
+        ToolCallState::Done
+    } else {
+        ToolCallState::Error
+    }
+}
+
+impl Conversation {
+    pub fn new(conversation_id: impl Into<String>) -> Self {
+        Self {
+            state: ConversationState {
+                conversation_id: conversation_id.into(),
+                messages: Vec::new(),
+                is_running: false,
+                turn_usage: None,
+                conversation_usage: None,
+                inspector: Vec::new(),
+                error: None,
+            },
+            history: Vec::new(),
+            next_message: 0,
+            open_assistant: None,
+        }
+    }
+
+    pub fn state(&self) -> &ConversationState {
+        &self.state
+    }
+
+    /// The model messages posted with the next turn.
+    pub fn history(&self) -> &[WireModelMessage] {
+        &self.history
+    }
+
+    fn mint_id(&mut self) -> String {
+        self.next_message += 1;
+        format!("msg_{}", self.next_message)
+    }
+
+    fn push_view(&mut self, role: ChatRole) -> usize {
+        let id = self.mint_id();
+        self.state.messages.push(ChatMessageView::new(id, role));
+        self.state.messages.len() - 1
+    }
+
+    fn assistant(&mut self) -> &mut ChatMessageView {
+        let index = match self.open_assistant {
+            Some(index) => index,
+            None => {
+                let index = self.push_view(ChatRole::Assistant);
+                self.open_assistant = Some(index);
+                index
+            }
+        };
+        &mut self.state.messages[index]
+    }
+
+    fn tool_call_mut(&mut self, tool_call_id: &str) -> Option<&mut ToolCallView> {
+        self.state
+            .messages
+            .iter_mut()
+            .rev()
+            .flat_map(|m| m.tool_calls.iter_mut())
+            .find(|c| c.tool_call_id == tool_call_id)
+    }
+
+    /// Starts a turn with the user's text; `None` while a turn is already running (J10).
+    /// Returns the history to post, the new user message included.
+    pub fn begin_turn(&mut self, text: &str) -> Option<Vec<WireModelMessage>> {
+        if self.state.is_running {
+            return None;
+        }
+        let index = self.push_view(ChatRole::User);
+        self.state.messages[index].push_text(text);
+        self.history.push(WireModelMessage::user_text(text));
+        self.state.is_running = true;
+        self.state.turn_usage = None;
+        self.state.error = None;
+        self.open_assistant = None;
+        Some(self.history.clone())
+    }
+
+    fn record_inspector(&mut self, event: InspectorEvent) {
+        if self.state.inspector.len() == MAX_INSPECTOR_EVENTS {
+            self.state.inspector.remove(0);
+        }
+        self.state.inspector.push(event);
+    }
+
+    /// Applies one frame of the running turn; `at_ms` stamps inspector events.
+    pub fn observe_frame(&mut self, frame: &Frame, at_ms: f64) {
+        match frame {
+            Frame::TextDelta { text } => self.assistant().push_text(text),
+            Frame::ReasoningDelta { text } => self.assistant().push_reasoning(text),
+            // Browser calls are shown when the loop runs them, from its own events.
+            Frame::ToolCall(call) if call.executor == Executor::Server => {
+                let view = ToolCallView {
+                    tool_call_id: call.tool_call_id.clone(),
+                    wire_name: call.wire_name.clone(),
+                    canonical_id: call.canonical_id.clone(),
+                    executor: Executor::Server,
+                    input: call.input.clone(),
+                    state: ToolCallState::Running,
+                    result: None,
+                };
+                self.assistant().tool_calls.push(view);
+            }
+            Frame::ToolResult(result) => {
+                if let Some(view) = self.tool_call_mut(&result.tool_call_id) {
+                    view.state = settled_state(result.ok);
+                    view.result = Some(result.result.clone());
+                }
+            }
+            Frame::Inspector(inspector) => {
+                self.record_inspector(InspectorEvent {
+                    lane: inspector.lane.as_str().to_owned(),
+                    event_type: inspector.event_type.clone(),
+                    summary: inspector.summary.clone(),
+                    at: at_ms,
+                    data: inspector.data.clone(),
+                });
+            }
+            Frame::StepFinish(finish) => {
+                self.show_unannounced_calls(finish);
+                if let Some(usage) = finish.usage {
+                    // Subsets are summed apart from their parents (H3, H5).
+                    self.state.turn_usage = Usage::sum_opt(self.state.turn_usage, Some(usage));
+                    self.state.conversation_usage =
+                        Usage::sum_opt(self.state.conversation_usage, Some(usage));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A call the model made that no frame announced and that is not left for the browser is
+    /// one to a tool in neither plane (the server answers it NO_SUCH_TOOL in the history and
+    /// says so only in an inspector frame): it is shown as a failed call, so the conversation
+    /// shows every call the model made.
+    fn show_unannounced_calls(&mut self, finish: &StepFinish) {
+        for part in finish
+            .response_messages
+            .iter()
+            .flat_map(WireModelMessage::parts)
+        {
+            let ContentPart::ToolCall {
+                tool_call_id,
+                tool_name,
+                ..
+            } = part
+            else {
+                continue;
+            };
+            if self.tool_call_mut(tool_call_id).is_some()
+                || finish
+                    .pending_tool_calls
+                    .iter()
+                    .any(|p| p.tool_call_id == *tool_call_id)
+            {
+                continue;
+            }
+            // No catalog entry names it: its canonical id is its wire name (C8).
+            let view = ToolCallView {
+                tool_call_id: tool_call_id.clone(),
+                wire_name: tool_name.clone(),
+                canonical_id: tool_name.clone(),
+                executor: Executor::Server,
+                input: Value::Null,
+                state: ToolCallState::Error,
+                result: None,
+            };
+            self.assistant().tool_calls.push(view);
+        }
+    }
+
+    /// Applies one loop event of the running turn.
+    pub fn observe_event(&mut self, event: &TurnEvent, at_ms: f64) {
+        match event {
+            TurnEvent::ToolCallStarted {
+                tool_call_id,
+                wire_name,
+                canonical_id,
+                input,
+            } => {
+                let view = ToolCallView {
+                    tool_call_id: tool_call_id.clone(),
+                    wire_name: wire_name.clone(),
+                    canonical_id: canonical_id.clone(),
+                    executor: Executor::Browser,
+                    input: input.clone(),
+                    state: ToolCallState::Running,
+                    result: None,
+                };
+                self.assistant().tool_calls.push(view);
+            }
+            TurnEvent::ToolCallSettled {
+                tool_call_id,
+                ok,
+                value,
+                ..
+            } => {
+                if let Some(view) = self.tool_call_mut(tool_call_id) {
+                    view.state = settled_state(*ok);
+                    view.result = Some(value.clone());
+                }
+            }
+            TurnEvent::AssistantBoundary => self.open_assistant = None,
+            TurnEvent::CatalogUndecodable { canonical_ids } => {
+                self.record_inspector(InspectorEvent {
+                    lane: "host".into(),
+                    event_type: "catalog.undecodable".into(),
+                    summary: format!(
+                        "{} tool(s) withheld: no way back to their canonical id",
+                        canonical_ids.len()
+                    ),
+                    at: at_ms,
+                    data: Some(object([("capabilityIds", canonical_ids.clone().into())])),
+                })
+            }
+            TurnEvent::StepStarted { .. }
+            | TurnEvent::Settled(_)
+            | TurnEvent::Reconcile { .. }
+            | TurnEvent::Usage(_) => {}
+        }
+    }
+
+    /// Ends the turn: its history replaces the stored one whatever the status (J10); calls
+    /// still shown as running were never answered by this turn and settle as errors.
+    pub fn finish_turn(&mut self, outcome: &TurnOutcome) {
+        self.history = outcome.messages.clone();
+        self.state.is_running = false;
+        self.state.error = outcome.error.clone();
+        self.open_assistant = None;
+        for view in self
+            .state
+            .messages
+            .iter_mut()
+            .flat_map(|m| m.tool_calls.iter_mut())
+        {
+            if view.state == ToolCallState::Running {
+                view.state = ToolCallState::Error;
+            }
+        }
+    }
+
+    /// Rebuilds a stored thread from its model messages (`/api/threads/:id/model-messages`).
+    /// Tool calls are matched to their results; a wire name of the view or meta plane marks a
+    /// browser call (the thread does not record executors).
+    pub fn restore(
+        conversation_id: impl Into<String>,
+        messages: Vec<WireModelMessage>,
+        usage: Option<Usage>,
+    ) -> Self {
+        let mut conversation = Self::new(conversation_id);
+        for message in &messages {
+            match message.role {
+                Role::User => {
+                    let index = conversation.push_view(ChatRole::User);
+                    let view = &mut conversation.state.messages[index];
+                    match &message.content {
+                        MessageContent::Text(text) => view.push_text(text),
+                        MessageContent::Parts(parts) => parts.iter().for_each(|p| {
+                            if let ContentPart::Text { text, .. } = p {
+                                view.push_text(text);
+                            }
+                        }),
+                    }
+                }
+                Role::Assistant => {
+                    conversation.open_assistant = None;
+                    let view = conversation.assistant();
+                    if let MessageContent::Text(text) = &message.content {
+                        view.push_text(text);
+                    }
+                    for part in message.parts() {
+                        match part {
+                            ContentPart::Text { text, .. } => view.push_text(text),
+                            ContentPart::Reasoning { text, .. } => view.push_reasoning(text),
+                            ContentPart::ToolCall {
+                                tool_call_id,
+                                tool_name,
+                                input,
+                                ..
+                            } => view.tool_calls.push(ToolCallView {
+                                tool_call_id: tool_call_id.clone(),
+                                wire_name: tool_name.clone(),
+                                // Without a catalog the id comes from the decoder, else the wire name (C8).
+                                canonical_id: decode_wire_name(tool_name)
+                                    .unwrap_or_else(|| tool_name.clone()),
+                                executor: if is_browser_tool(tool_name) {
+                                    Executor::Browser
+                                } else {
+                                    Executor::Server
+                                },
+                                input: input.clone(),
+                                state: ToolCallState::Running,
+                                result: None,
+                            }),
+                            _ => {}
+                        }
+                    }
+                }
+                Role::Tool => {
+                    for part in message.parts() {
+                        if let ContentPart::ToolResult {
+                            tool_call_id,
+                            output,
+                            ..
+                        } = part
+                        {
+                            let value = match output.get("type").and_then(Value::as_str) {
+                                Some("json") => output.get("value").cloned().unwrap_or(Value::Null),
+                                _ => output.clone(),
+                            };
+                            if let Some(view) = conversation.tool_call_mut(tool_call_id) {
+                                view.state = settled_state(!is_error_shaped(&value));
+                                view.result = Some(value);
+                            }
+                        }
+                    }
+                }
+                Role::System => {}
+            }
+        }
+        conversation.open_assistant = None;
+        conversation.history = messages;
+        conversation.state.conversation_usage = usage;
+        conversation
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::turn::TurnStatus;
+    use serde_json::json;
+
+    fn frame(value: Value) -> Frame {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn usage(input: u64) -> Value {
+        json!({ "inputTokens": input, "outputTokens": 2, "totalTokens": input + 2, "reasoningTokens": 1, "reportedSteps": 1 })
+    }
+
+    fn finish(usage: Option<Value>) -> Frame {
+        let mut value = json!({ "type": "step-finish", "stepId": "s", "finishReason": "stop", "responseMessages": [], "pendingToolCalls": [] });
+        if let Some(usage) = usage {
+            value["usage"] = usage;
+        }
+        frame(value)
+    }
+
+    #[test]
+    fn channel_markers_are_removed_even_across_deltas() {
+        assert_eq!(
+            strip_channel_markers("<|channel|>analysis Read the ageing."),
+            "Read the ageing."
+        );
+        assert_eq!(
+            strip_channel_markers("<|start|>assistant<|channel|>final<|message|>Hi<|end|>"),
+            "Hi"
+        );
+        assert_eq!(strip_channel_markers("a <| b"), "a ");
+        assert_eq!(strip_channel_markers("é<|end|>ü|>"), "éü|>");
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("q").unwrap();
+        conversation.observe_frame(
+            &frame(json!({ "type": "reasoning-delta", "text": "<|chan" })),
+            0.0,
+        );
+        assert_eq!(conversation.state().messages[1].reasoning, "");
+        conversation.observe_frame(
+            &frame(json!({ "type": "reasoning-delta", "text": "nel|>analysis Plan." })),
+            0.0,
+        );
+        assert_eq!(conversation.state().messages[1].reasoning, "Plan.");
+    }
+
+    #[test]
+    fn a_turn_streams_text_reasoning_and_tool_calls_into_views() {
+        let mut conversation = Conversation::new("cnv_1");
+        let history = conversation.begin_turn("What is overdue?").unwrap();
+        assert_eq!(history, [WireModelMessage::user_text("What is overdue?")]);
+        assert!(conversation.begin_turn("again").is_none());
+        conversation.observe_frame(
+            &frame(json!({ "type": "reasoning-delta", "text": "<|channel|>analysis Plan." })),
+            1.0,
+        );
+        conversation.observe_frame(
+            &frame(json!({ "type": "text-delta", "text": "Checking the " })),
+            1.0,
+        );
+        conversation.observe_frame(
+            &frame(json!({ "type": "text-delta", "text": "**ageing**." })),
+            1.0,
+        );
+        conversation.observe_frame(&frame(json!({ "type": "tool-call", "toolCallId": "s1", "wireName": "domain_collections-aging", "canonicalId": "domain:collections-aging", "executor": "server", "input": {} })), 1.0);
+        conversation.observe_frame(&frame(json!({ "type": "tool-call", "toolCallId": "b1", "wireName": "view_t__a__b", "canonicalId": "view:t.a.b", "executor": "browser", "input": {} })), 1.0);
+        conversation.observe_frame(&frame(json!({ "type": "tool-result", "toolCallId": "s1", "wireName": "domain_collections-aging", "canonicalId": "domain:collections-aging", "ok": true, "result": { "status": "ok", "data": [] } })), 1.0);
+        conversation.observe_frame(&frame(json!({ "type": "inspector", "lane": "runtime", "eventType": "model.usage", "summary": "16 in", "data": { "inputTokens": 16 } })), 2.5);
+        conversation.observe_frame(&finish(Some(usage(16))), 3.0);
+        conversation.observe_event(
+            &TurnEvent::ToolCallStarted {
+                tool_call_id: "b1".into(),
+                wire_name: "view_t__a__b".into(),
+                canonical_id: "view:t.a.b".into(),
+                input: json!({}),
+            },
+            3.0,
+        );
+        let state = conversation.state();
+        assert!(state.is_running);
+        assert_eq!(state.messages.len(), 2);
+        let assistant = &state.messages[1];
+        assert_eq!(
+            (
+                assistant.role,
+                assistant.text.as_str(),
+                assistant.reasoning.as_str()
+            ),
+            (ChatRole::Assistant, "Checking the **ageing**.", "Plan.")
+        );
+        let states: Vec<(Executor, ToolCallState)> = assistant
+            .tool_calls
+            .iter()
+            .map(|c| (c.executor, c.state))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Executor::Server, ToolCallState::Done),
+                (Executor::Browser, ToolCallState::Running)
+            ]
+        );
+        assert_eq!(state.inspector[0].at, 2.5);
+        conversation.observe_event(
+            &TurnEvent::ToolCallSettled {
+                tool_call_id: "b1".into(),
+                wire_name: "view_t__a__b".into(),
+                canonical_id: "view:t.a.b".into(),
+                ok: false,
+                value: json!({ "error": {} }),
+            },
+            4.0,
+        );
+        conversation.observe_event(&TurnEvent::AssistantBoundary, 4.0);
+        conversation.observe_frame(
+            &frame(json!({ "type": "text-delta", "text": "Done." })),
+            5.0,
+        );
+        conversation.observe_frame(&finish(Some(usage(20))), 5.0);
+        let state = conversation.state();
+        assert_eq!(state.messages[1].tool_calls[1].state, ToolCallState::Error);
+        assert_eq!(state.messages.len(), 3);
+        assert_eq!(state.messages[2].text, "Done.");
+        let turn = state.turn_usage.unwrap();
+        assert_eq!(
+            (
+                turn.input_tokens,
+                turn.output_tokens,
+                turn.reasoning_tokens,
+                turn.reported_steps
+            ),
+            (36, 4, Some(2), 2)
+        );
+        let messages = vec![
+            WireModelMessage::user_text("What is overdue?"),
+            WireModelMessage::user_text("(stand-in)"),
+        ];
+        conversation.finish_turn(&TurnOutcome {
+            status: TurnStatus::Completed,
+            messages: messages.clone(),
+            usage: None,
+            error: None,
+        });
+        assert!(!conversation.state().is_running);
+        assert_eq!(conversation.history(), messages);
+    }
+
+    #[test]
+    fn a_call_to_an_unknown_tool_shows_as_a_failed_call() {
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("Add milk").unwrap();
+        // The server answers a call in neither plane in the history and an inspector frame
+        // only; a browser call of the same step is left pending (no answer yet).
+        conversation.observe_frame(&frame(json!({ "type": "inspector", "lane": "host", "eventType": "tool.unknown", "summary": "model called \"nope\"", "data": { "wireName": "nope" } })), 1.0);
+        let step_finish = frame(json!({
+            "type": "step-finish", "stepId": "s", "finishReason": "tool-calls",
+            "responseMessages": [
+                { "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "u1", "toolName": "nope", "input": { "x": 1 } },
+                ] },
+                { "role": "tool", "content": [
+                    { "type": "tool-result", "toolCallId": "u1", "toolName": "nope", "output": { "type": "json", "value": dpas_protocol::error::tool_results::no_such_tool("nope") } },
+                ] },
+                { "role": "assistant", "content": [
+                    { "type": "tool-call", "toolCallId": "b1", "toolName": "view_t__a__b", "input": {} },
+                ] },
+            ],
+            "pendingToolCalls": [{ "toolCallId": "b1", "wireName": "view_t__a__b", "canonicalId": "view:t.a.b", "input": {} }],
+        }));
+        conversation.observe_frame(&step_finish, 2.0);
+        let calls = &conversation.state().messages[1].tool_calls;
+        assert_eq!(
+            calls.len(),
+            1,
+            "the pending browser call waits for the loop: {calls:?}"
+        );
+        assert_eq!(
+            (
+                calls[0].tool_call_id.as_str(),
+                calls[0].wire_name.as_str(),
+                calls[0].state
+            ),
+            ("u1", "nope", ToolCallState::Error)
+        );
+        assert_eq!(calls[0].canonical_id, "nope");
+        // A call already shown is not shown twice.
+        conversation.observe_frame(&step_finish, 3.0);
+        assert_eq!(conversation.state().messages[1].tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn turn_usage_restarts_while_conversation_usage_accumulates() {
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("one").unwrap();
+        conversation.observe_frame(&finish(Some(usage(10))), 0.0);
+        conversation.finish_turn(&TurnOutcome {
+            status: TurnStatus::Completed,
+            messages: vec![],
+            usage: None,
+            error: None,
+        });
+        conversation.begin_turn("two").unwrap();
+        assert_eq!(conversation.state().turn_usage, None);
+        conversation.observe_frame(&finish(Some(usage(5))), 0.0);
+        conversation.observe_frame(&finish(None), 0.0);
+        assert_eq!(conversation.state().turn_usage.unwrap().input_tokens, 5);
+        assert_eq!(
+            conversation
+                .state()
+                .conversation_usage
+                .unwrap()
+                .input_tokens,
+            15
+        );
+    }
+
+    #[test]
+    fn an_ended_turn_keeps_its_error_and_settles_calls_left_running() {
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("go").unwrap();
+        conversation.observe_event(
+            &TurnEvent::ToolCallStarted {
+                tool_call_id: "b1".into(),
+                wire_name: "view_a__b__c".into(),
+                canonical_id: "view:a.b.c".into(),
+                input: json!({}),
+            },
+            0.0,
+        );
+        let error = ErrorBody {
+            code: "TRANSPORT_FAILED".into(),
+            message: "Could not reach the chat endpoint.".into(),
+        };
+        conversation.finish_turn(&TurnOutcome {
+            status: TurnStatus::Error,
+            messages: vec![],
+            usage: None,
+            error: Some(error.clone()),
+        });
+        assert_eq!(conversation.state().error, Some(error));
+        assert_eq!(
+            conversation.state().messages[1].tool_calls[0].state,
+            ToolCallState::Error
+        );
+        conversation.begin_turn("again").unwrap();
+        assert_eq!(conversation.state().error, None);
+    }
+
+    #[test]
+    fn inspector_events_are_bounded() {
+        let mut conversation = Conversation::new("cnv_1");
+        for n in 0..=MAX_INSPECTOR_EVENTS {
+            conversation.observe_event(
+                &TurnEvent::CatalogUndecodable {
+                    canonical_ids: vec![format!("domain:{n}")],
+                },
+                n as f64,
+            );
+        }
+        let inspector = &conversation.state().inspector;
+        assert_eq!(inspector.len(), MAX_INSPECTOR_EVENTS);
+        assert_eq!(inspector[0].at, 1.0);
+        assert_eq!(inspector[0].event_type, "catalog.undecodable");
+    }
+
+    #[test]
+    fn a_stored_thread_restores_its_views() {
+        dpas_protocol::require_traces!();
+        let trace = crate::testing::trace_request("browser-carla-step2");
+        let messages: Vec<WireModelMessage> =
+            serde_json::from_value(trace["messages"].clone()).unwrap();
+        let conversation = Conversation::restore("cnv_clkfjhdk056i", messages.clone(), None);
+        let state = conversation.state();
+        let roles: Vec<ChatRole> = state.messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [ChatRole::User, ChatRole::Assistant, ChatRole::Assistant]
+        );
+        assert_eq!(
+            state.messages[0].text,
+            "Which invoices are overdue, and by how much?"
+        );
+        let first = &state.messages[1];
+        assert_eq!(
+            first.text,
+            "Checking the **ageing ladder** and narrowing to `overdue`.\n"
+        );
+        let calls: Vec<(&str, Executor, ToolCallState)> = first
+            .tool_calls
+            .iter()
+            .map(|c| (c.wire_name.as_str(), c.executor, c.state))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (
+                    "domain_collections-aging",
+                    Executor::Server,
+                    ToolCallState::Done
+                ),
+                (
+                    "view_invoices__pending__setFilters",
+                    Executor::Browser,
+                    ToolCallState::Done
+                )
+            ]
+        );
+        assert_eq!(first.tool_calls[1].result, Some(json!({ "done": true })));
+        assert_eq!(
+            first.tool_calls[1].canonical_id,
+            "view:invoices.pending.setFilters"
+        );
+        assert_eq!(conversation.history(), messages);
+        assert!(!state.is_running);
+        let view = serde_json::to_value(&state.messages[1]).unwrap();
+        assert!(view.get("rawText").is_none() && view.get("toolCalls").is_some());
+    }
+}

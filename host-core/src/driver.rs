@@ -1,0 +1,240 @@
+//! [`ConversationDriver`]: a chat conversation's orchestration over the platform traits. One
+//! turn at a time (a second `send` answers `TURN_IN_PROGRESS`), each turn's cancellation, the
+//! generation counter that stops a turn outlived by `reset`/`restore` from writing, and the
+//! restore of a stored thread. The [`crate::conversation`] reducer holds the state; the
+//! binding builds each turn's platform parts ([`TurnParts`]) and converts, nothing more.
+
+use crate::conversation::Conversation;
+use crate::registry::Surface;
+use crate::settle::{Clock, SettlePolicy, TaskYield};
+use crate::turn::{
+    run_turn, AbortSignal, Transport, TurnEnv, TurnEvent, TurnObserver, TurnOptions, TurnOutcome,
+    TurnStatus, TurnUi,
+};
+use dpas_protocol::frame::{decode_messages, decode_usage};
+use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::{ErrorBody, Frame, RouteFloors, Usage};
+use futures_util::future::LocalBoxFuture;
+use serde_json::Value;
+use std::cell::{Cell, Ref, RefCell};
+use std::rc::Rc;
+
+/// The code `send` answers while a turn of the same conversation is running.
+pub const TURN_IN_PROGRESS: &str = "TURN_IN_PROGRESS";
+
+/// A stored thread as read: its model messages (`Err`: the HTTP status, 0 when unreachable),
+/// and its summed usage when that can be read.
+pub type StoredThread = (Result<Value, u16>, Option<Value>);
+
+/// Where stored threads are read from: in the browser `GET /api/threads/:id/model-messages`
+/// and `GET /api/threads/:id`, together.
+pub trait ThreadSource {
+    fn load(&self, conversation_id: &str) -> LocalBoxFuture<'static, StoredThread>;
+}
+
+/// What one turn runs against, made by the binding as the turn starts.
+pub struct TurnParts {
+    pub turn_id: String,
+    /// The window's pathname as the turn starts.
+    pub pathname: String,
+    pub transport: Box<dyn Transport>,
+    pub signal: Box<dyn AbortSignal>,
+    pub ui: Box<dyn TurnUi>,
+    /// Cancels this turn: its requests, its running handlers, its pending confirmation.
+    pub abort: Box<dyn Fn()>,
+}
+
+/// Why [`ConversationDriver::restore`] failed; the conversation is left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreError {
+    /// The messages could not be loaded: the HTTP status, 0 when unreachable.
+    Unavailable(u16),
+    /// The server answered something that is not model messages.
+    Malformed,
+}
+
+/// What every turn of a conversation shares.
+pub struct DriverOptions {
+    pub surface: Surface,
+    pub clock: Rc<dyn Clock>,
+    pub yielder: Rc<dyn TaskYield>,
+    pub threads: Rc<dyn ThreadSource>,
+    pub route_floors: Option<RouteFloors>,
+    /// Told after every change of the store, once its borrow is released.
+    pub on_change: Box<dyn Fn()>,
+    /// Also sees the frames and loop events of the current generation (the app's `onEvent`).
+    pub observer: Box<dyn TurnObserver>,
+}
+
+/// A chat conversation bound to one surface: the reducer behind it, and its turns.
+pub struct ConversationDriver {
+    options: DriverOptions,
+    store: RefCell<Conversation>,
+    /// Bumped by `reset`/`restore`: a turn of an older generation no longer writes.
+    generation: Cell<u64>,
+    abort: RefCell<Option<Box<dyn Fn()>>>,
+    model_id: RefCell<Option<String>>,
+    catalog_mode: Cell<CatalogMode>,
+}
+
+/// The outcome of a `send` refused because a turn is running: the history as it stands.
+fn busy(history: Vec<dpas_protocol::WireModelMessage>) -> TurnOutcome {
+    TurnOutcome {
+        status: TurnStatus::Error,
+        messages: history,
+        usage: None,
+        error: Some(ErrorBody {
+            code: TURN_IN_PROGRESS.into(),
+            message: "A turn is already running in this conversation.".into(),
+        }),
+    }
+}
+
+/// Feeds the reducer with the running turn's frames and events while its generation is
+/// current, then the app's observer.
+struct StoreObserver {
+    driver: Rc<ConversationDriver>,
+    generation: u64,
+}
+
+impl StoreObserver {
+    fn current(&self) -> bool {
+        self.driver.generation.get() == self.generation
+    }
+}
+
+impl TurnObserver for StoreObserver {
+    fn on_frame(&self, frame: &Frame, raw: Option<&str>) {
+        if !self.current() {
+            return;
+        }
+        let now = self.driver.options.clock.now_ms();
+        self.driver.store.borrow_mut().observe_frame(frame, now);
+        (self.driver.options.on_change)();
+        self.driver.options.observer.on_frame(frame, raw);
+    }
+
+    fn on_event(&self, event: &TurnEvent) {
+        if !self.current() {
+            return;
+        }
+        let now = self.driver.options.clock.now_ms();
+        self.driver.store.borrow_mut().observe_event(event, now);
+        (self.driver.options.on_change)();
+        self.driver.options.observer.on_event(event);
+    }
+}
+
+impl ConversationDriver {
+    pub fn new(
+        conversation_id: String,
+        model_id: Option<String>,
+        catalog_mode: CatalogMode,
+        options: DriverOptions,
+    ) -> Rc<Self> {
+        Rc::new(Self {
+            options,
+            store: RefCell::new(Conversation::new(conversation_id)),
+            generation: Cell::new(0),
+            abort: RefCell::new(None),
+            model_id: RefCell::new(model_id),
+            catalog_mode: Cell::new(catalog_mode),
+        })
+    }
+
+    /// The reducer (its `state()` is what the app renders).
+    pub fn store(&self) -> Ref<'_, Conversation> {
+        self.store.borrow()
+    }
+
+    pub fn set_model_id(&self, model_id: Option<String>) {
+        *self.model_id.borrow_mut() = model_id;
+    }
+
+    pub fn set_catalog_mode(&self, mode: CatalogMode) {
+        self.catalog_mode.set(mode);
+    }
+
+    /// Cancels the running turn, if any; its `send` resolves `cancelled`.
+    pub fn cancel(&self) {
+        let abort = self.abort.borrow_mut().take();
+        if let Some(abort) = abort {
+            abort();
+        }
+    }
+
+    /// A new conversation with an empty history; a running turn is cancelled and stops writing.
+    pub fn reset(&self, conversation_id: String) {
+        self.replace_store(Conversation::new(conversation_id));
+    }
+
+    fn replace_store(&self, store: Conversation) {
+        self.cancel();
+        self.generation.set(self.generation.get() + 1);
+        *self.store.borrow_mut() = store;
+        (self.options.on_change)();
+    }
+
+    /// Sends a user message and runs the turn. `begin` makes the turn's platform parts once
+    /// the turn is admitted; its error ends `send` with the turn left open, as it was.
+    pub async fn send<E>(
+        self: Rc<Self>,
+        text: &str,
+        begin: impl FnOnce() -> Result<TurnParts, E>,
+    ) -> Result<TurnOutcome, E> {
+        let messages = self.store.borrow_mut().begin_turn(text);
+        let Some(messages) = messages else {
+            let history = self.store.borrow().history().to_vec();
+            return Ok(busy(history));
+        };
+        (self.options.on_change)();
+        let parts = begin()?;
+        *self.abort.borrow_mut() = Some(parts.abort);
+        let turn = TurnOptions {
+            conversation_id: self.store.borrow().state().conversation_id.clone(),
+            turn_id: parts.turn_id,
+            messages,
+            pathname: parts.pathname,
+            route_floors: self.options.route_floors.clone(),
+            model_id: self.model_id.borrow().clone(),
+            catalog_mode: self.catalog_mode.get(),
+            settle: SettlePolicy::default(),
+        };
+        let observer = StoreObserver {
+            driver: self.clone(),
+            generation: self.generation.get(),
+        };
+        let env = TurnEnv {
+            surface: &self.options.surface,
+            transport: &*parts.transport,
+            clock: &*self.options.clock,
+            yielder: &*self.options.yielder,
+            signal: &*parts.signal,
+            ui: &*parts.ui,
+            observer: &observer,
+        };
+        let outcome = run_turn(&env, turn).await;
+        if observer.current() {
+            self.abort.borrow_mut().take();
+            self.store.borrow_mut().finish_turn(&outcome);
+            (self.options.on_change)();
+        }
+        Ok(outcome)
+    }
+
+    /// Loads a stored thread's messages, and its summed usage when it can be read, and
+    /// continues that thread (a running turn is cancelled and stops writing).
+    pub async fn restore(self: Rc<Self>, conversation_id: String) -> Result<(), RestoreError> {
+        let (messages, usage) = self.options.threads.load(&conversation_id).await;
+        let messages = decode_messages(messages.map_err(RestoreError::Unavailable)?)
+            .ok_or(RestoreError::Malformed)?;
+        // Usage is what the meter shows, not what the conversation needs: a thread whose
+        // metadata cannot be read (or has no usage yet) is restored without it.
+        let usage: Option<Usage> = usage.and_then(decode_usage);
+        self.replace_store(Conversation::restore(conversation_id, messages, usage));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,644 @@
+//! The invocation pipeline (agent-surface §3.9), in fixed phase order, first failure wins:
+//! 1 identity and dedupe, 2 resolution and staleness, 3 availability, 5 effective input
+//! (bound keys), 6 confirmation, 9 execution (racing unmount), 10 settlement (output checks,
+//! terminal cache, events). Policies (4), preconditions as a separate hook (7) and admission
+//! queues (8) are not part of this host's subset; handlers report preconditions as typed errors.
+
+use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
+use crate::canonical::{json_text, to_canonical_string};
+use crate::capability::{
+    CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
+};
+use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+use crate::ids::{self, CapabilityId};
+use crate::pattern::PatternEngine;
+use crate::schema::{validate, BoundField, Issue};
+use dpas_protocol::json::object;
+use futures_util::future::{self, Either, LocalBoxFuture, Shared};
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+
+/// Settled results kept for replay.
+pub const DEDUPE_CAPACITY: usize = 200;
+/// How long a settled result is replayed.
+pub const DEDUPE_TTL_MS: f64 = 10.0 * 60.0 * 1000.0;
+/// Largest output a handler may return, serialized.
+pub const MAX_OUTPUT_BYTES: usize = 32 * 1024;
+
+/// An invocation request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InvokeRequest {
+    /// The idempotency key (the loop passes the tool-call id); minted when absent.
+    pub invocation_id: Option<String>,
+    pub capability_id: String,
+    pub instance_id: Option<String>,
+    /// The staleness token from the catalog the call was made against.
+    pub registration_id: Option<String>,
+    pub surface_version: Option<SurfaceVersion>,
+    pub input: Option<Value>,
+    /// The user approved this call through the host's confirm callback.
+    pub confirmed: bool,
+    /// The caller's cancellation, handed to the handler (not part of the dedupe fingerprint).
+    pub cancel: Option<CancelToken>,
+}
+
+type SharedResult = Shared<LocalBoxFuture<'static, InvocationResult>>;
+
+pub(crate) enum DedupeState {
+    InFlight(SharedResult),
+    Settled {
+        result: InvocationResult,
+        at_ms: f64,
+    },
+}
+
+pub(crate) struct DedupeEntry {
+    fingerprint: String,
+    state: DedupeState,
+}
+
+/// The resolved target of a call.
+enum Target {
+    Observation {
+        read: Handler,
+        output_schema: Value,
+    },
+    Action {
+        execute: Handler,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        effect: Effect,
+        confirmation: Confirmation,
+    },
+    Procedure {
+        index: usize,
+    },
+}
+
+struct Resolved {
+    registration: Registration,
+    target: Target,
+    description: String,
+}
+
+fn fingerprint(request: &InvokeRequest) -> String {
+    to_canonical_string(&object([
+        ("capabilityId", request.capability_id.as_str().into()),
+        ("registrationId", request.registration_id.clone().into()),
+        ("instanceId", request.instance_id.clone().into()),
+        ("surfaceVersion", request.surface_version.into()),
+        ("input", request.input.clone().into()),
+    ]))
+}
+
+fn issues_value(issues: &[Issue]) -> Vec<Value> {
+    issues.iter().map(Issue::to_value).collect()
+}
+
+impl Surface {
+    /// Invokes a capability. Never fails: every outcome is an [`InvocationResult`]. The same
+    /// invocation id never runs twice: it joins the in-flight call or replays the settled one.
+    pub fn invoke(&self, request: InvokeRequest) -> LocalBoxFuture<'static, InvocationResult> {
+        let invocation_id = match &request.invocation_id {
+            Some(id) => id.clone(),
+            None => format!("inv_{}", self.inner.state.borrow_mut().rng.base62(12)),
+        };
+        let fingerprint = fingerprint(&request);
+        let now = self.now();
+        let mut state = self.inner.state.borrow_mut();
+        state.invocations.retain(|_, entry| match &entry.state {
+            DedupeState::Settled { at_ms, .. } => now - at_ms < DEDUPE_TTL_MS,
+            DedupeState::InFlight(_) => true,
+        });
+        match state.invocations.get(&invocation_id) {
+            Some(entry) if entry.fingerprint != fingerprint => {
+                let version = SurfaceVersion(state.version);
+                drop(state);
+                let error = SurfaceError::new(
+                    ErrorCode::InvocationConflict,
+                    Retry::WithChanges,
+                    "This invocation id was already used for a different request. Use a new invocation id.",
+                )
+                .with_details(object([("reason", "id-reused-with-different-request".into())]));
+                return future::ready(self.result(
+                    &invocation_id,
+                    &request.capability_id,
+                    Outcome::Error(error),
+                    version,
+                ))
+                .boxed_local();
+            }
+            Some(DedupeEntry {
+                state: DedupeState::InFlight(shared),
+                ..
+            }) => return shared.clone().boxed_local(),
+            Some(DedupeEntry {
+                state: DedupeState::Settled { result, .. },
+                ..
+            }) => {
+                return future::ready(result.clone()).boxed_local();
+            }
+            None => {}
+        }
+        let surface = self.clone();
+        let id = invocation_id.clone();
+        let shared = async move { surface.run(id, request).await }
+            .boxed_local()
+            .shared();
+        state.invocations.insert(
+            invocation_id.clone(),
+            DedupeEntry {
+                fingerprint,
+                state: DedupeState::InFlight(shared.clone()),
+            },
+        );
+        drop(state);
+        shared.boxed_local()
+    }
+
+    fn result(
+        &self,
+        invocation_id: &str,
+        capability_id: &str,
+        outcome: Outcome,
+        version_at_start: SurfaceVersion,
+    ) -> InvocationResult {
+        let surface_version = self.version();
+        InvocationResult {
+            invocation_id: invocation_id.to_owned(),
+            capability_id: capability_id.to_owned(),
+            surface_changed: surface_version != version_at_start,
+            surface_version,
+            outcome,
+        }
+    }
+
+    async fn run(self, invocation_id: String, request: InvokeRequest) -> InvocationResult {
+        let version_at_start = self.version();
+        let capability_id = request.capability_id.clone();
+        self.emit([SurfaceEvent::InvocationStarted {
+            invocation_id: invocation_id.clone(),
+            capability_id: capability_id.clone(),
+        }]);
+        let outcome = match self.prepare(&invocation_id, &request) {
+            Ok((resolved, input, ctx)) => self.execute(resolved, input, ctx).await,
+            Err(error) => Outcome::Error(error),
+        };
+        let result = self.result(&invocation_id, &capability_id, outcome, version_at_start);
+        self.settle_entry(&invocation_id, &result);
+        let code = result.error().map(|e| e.code);
+        self.emit([SurfaceEvent::InvocationSettled {
+            invocation_id,
+            capability_id,
+            ok: result.is_ok(),
+            code,
+        }]);
+        result
+    }
+
+    /// Terminal results are cached for replay; the others free the id for a retry.
+    fn settle_entry(&self, invocation_id: &str, result: &InvocationResult) {
+        let now = self.now();
+        let mut state = self.inner.state.borrow_mut();
+        let terminal = result.error().is_none_or(|e| e.code.is_terminal());
+        if terminal {
+            if let Some(entry) = state.invocations.get_mut(invocation_id) {
+                entry.state = DedupeState::Settled {
+                    result: result.clone(),
+                    at_ms: now,
+                };
+            }
+        } else {
+            state.invocations.remove(invocation_id);
+        }
+        // Capacity eviction takes the oldest settled entries and never an in-flight one.
+        while state.invocations.len() > DEDUPE_CAPACITY {
+            let settled = |_: &String, entry: &DedupeEntry| {
+                matches!(entry.state, DedupeState::Settled { .. })
+            };
+            if state.invocations.remove_first(settled).is_none() {
+                break;
+            }
+        }
+    }
+
+    /// Phases 2–6: everything before the handler runs.
+    fn prepare(
+        &self,
+        invocation_id: &str,
+        request: &InvokeRequest,
+    ) -> Result<(Resolved, Value, InvocationContext), SurfaceError> {
+        let resolved = self.resolve(request)?;
+        let capability_id = &request.capability_id;
+        let registration = &resolved.registration;
+        let def = &registration.def;
+        let gates = match (&resolved.target, ids::parse_capability_id(capability_id)) {
+            (Target::Procedure { index }, _) => &def.procedures[*index].availability,
+            (_, Some(CapabilityId::View { name, .. })) => def
+                .observations
+                .iter()
+                .find(|o| o.name == name)
+                .map(|o| &o.availability)
+                .or_else(|| {
+                    def.actions
+                        .iter()
+                        .find(|a| a.name == name)
+                        .map(|a| &a.availability)
+                })
+                .ok_or_else(|| SurfaceError::not_found(capability_id))?,
+            _ => return Err(SurfaceError::not_found(capability_id)),
+        };
+        registration
+            .availability(capability_id, gates)
+            .map_err(|reason| SurfaceError::not_available(capability_id, &reason))?;
+        let raw_input = match &request.input {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(input) => input.clone(),
+        };
+        let (input, confirmation, effect) = match &resolved.target {
+            Target::Observation { .. } => {
+                (Value::Object(Map::new()), Confirmation::Never, Effect::Read)
+            }
+            Target::Action {
+                input_schema,
+                confirmation,
+                effect,
+                ..
+            } => {
+                let issues = validate(input_schema, &raw_input, &*self.inner.patterns);
+                if !issues.is_empty() {
+                    return Err(SurfaceError::invalid_input(
+                        capability_id,
+                        issues_value(&issues),
+                    ));
+                }
+                (raw_input, *confirmation, *effect)
+            }
+            Target::Procedure { index } => {
+                let procedure = &def.procedures[*index];
+                let input = effective_procedure_input(
+                    capability_id,
+                    procedure,
+                    &registration.bound[*index],
+                    raw_input,
+                    &*self.inner.patterns,
+                )?;
+                (input, procedure.effective_confirmation(), procedure.effect)
+            }
+        };
+        if confirmation == Confirmation::Required && !request.confirmed {
+            let input = json_text(&input);
+            let summary: String = format!("{} — input: {input}", resolved.description)
+                .chars()
+                .take(300)
+                .collect();
+            return Err(SurfaceError::new(
+                ErrorCode::ConfirmationRequired,
+                Retry::WithConfirmation,
+                format!("{capability_id} needs the user's confirmation before it runs."),
+            )
+            .with_details(object([
+                ("summary", summary.into()),
+                ("effect", effect.as_str().into()),
+                ("origin", "client".into()),
+            ])));
+        }
+        let ctx = InvocationContext {
+            invocation_id: invocation_id.to_owned(),
+            capability_id: capability_id.clone(),
+            registration_id: registration.id.clone(),
+            confirmed: request.confirmed,
+            cancel: request.cancel.clone(),
+            timeout_ms: match resolved.target {
+                Target::Procedure { index } => registration.def.procedures[index].timeout_ms,
+                _ => None,
+            },
+        };
+        Ok((resolved, input, ctx))
+    }
+
+    /// Phase 2: candidates by type/name (or path), narrowed by instance, checked for staleness.
+    fn resolve(&self, request: &InvokeRequest) -> Result<Resolved, SurfaceError> {
+        let capability_id = &request.capability_id;
+        let parsed = ids::parse_capability_id(capability_id)
+            .ok_or_else(|| SurfaceError::not_found(capability_id))?;
+        let instance_matches = |r: &Registration| {
+            request
+                .instance_id
+                .as_ref()
+                .is_none_or(|i| &r.instance_id == i)
+        };
+        let candidates: Vec<(Registration, Target, String)> = self
+            .registrations()
+            .into_iter()
+            .filter(instance_matches)
+            .filter_map(|r| {
+                let def = r.def.clone();
+                let found = match parsed {
+                    CapabilityId::View {
+                        component_type,
+                        name,
+                    } if def.component_type == component_type => def
+                        .observations
+                        .iter()
+                        .find(|o| o.name == name)
+                        .map(|o| {
+                            (
+                                Target::Observation {
+                                    read: o.read.clone(),
+                                    output_schema: o.output_schema.clone(),
+                                },
+                                o.description.clone(),
+                            )
+                        })
+                        .or_else(|| {
+                            def.actions.iter().find(|a| a.name == name).map(|a| {
+                                let target = Target::Action {
+                                    execute: a.execute.clone(),
+                                    input_schema: a.input_schema.clone(),
+                                    output_schema: a.output_schema.clone(),
+                                    effect: a.effect,
+                                    confirmation: a.confirmation,
+                                };
+                                (target, a.description.clone())
+                            })
+                        }),
+                    CapabilityId::Domain { path } => def
+                        .procedures
+                        .iter()
+                        .position(|p| p.path == path)
+                        .map(|index| {
+                            (
+                                Target::Procedure { index },
+                                def.procedures[index].description.clone(),
+                            )
+                        }),
+                    CapabilityId::View { .. } => None,
+                };
+                found.map(|(target, description)| (r, target, description))
+            })
+            .collect();
+        let tombstones = self.tombstones();
+        let unmounted = || {
+            SurfaceError::new(
+                ErrorCode::ComponentUnmounted,
+                Retry::AfterRefresh,
+                format!("The component that owned {capability_id} is no longer mounted. Refresh the catalog before calling it."),
+            )
+            .with_details(object([("phase", "resolve".into())]))
+        };
+        let chosen = match &request.registration_id {
+            Some(token) => match candidates
+                .into_iter()
+                .enumerate()
+                .find(|(_, (r, _, _))| &r.id == token)
+            {
+                Some((_, chosen)) => chosen,
+                None => {
+                    let live: Vec<String> = self
+                        .registrations()
+                        .into_iter()
+                        .filter(|r| {
+                            r.capability_ids().contains(capability_id) && instance_matches(r)
+                        })
+                        .map(|r| r.id)
+                        .collect();
+                    let replaced = tombstones.iter().any(|t| &t.registration_id == token);
+                    return Err(match live.first() {
+                        Some(live_id) => SurfaceError::new(
+                            ErrorCode::StaleCapability,
+                            Retry::AfterRefresh,
+                            format!("{capability_id} was re-registered since the catalog was taken. Refresh the catalog and call it again."),
+                        )
+                        .with_details(object([
+                            (
+                                "reason",
+                                if replaced { "registration-replaced" } else { "surface-reloaded" }.into(),
+                            ),
+                            ("liveRegistrationId", live_id.as_str().into()),
+                        ])),
+                        None if replaced => unmounted(),
+                        None => SurfaceError::not_found(capability_id),
+                    });
+                }
+            },
+            None => {
+                let mut candidates = candidates;
+                match candidates.len() {
+                    0 => {
+                        let instance_ok = |t: &super::Tombstone| {
+                            request
+                                .instance_id
+                                .as_ref()
+                                .is_none_or(|i| &t.instance_id == i)
+                        };
+                        let gone = tombstones
+                            .iter()
+                            .any(|t| t.capability_ids.contains(capability_id) && instance_ok(t));
+                        return Err(if gone {
+                            unmounted()
+                        } else {
+                            SurfaceError::not_found(capability_id)
+                        });
+                    }
+                    1 => candidates.remove(0),
+                    _ => {
+                        let instances: Vec<Value> = candidates
+                            .iter()
+                            .map(|(r, _, _)| {
+                                object([
+                                    ("instanceId", r.instance_id.as_str().into()),
+                                    ("registrationId", r.id.as_str().into()),
+                                    ("description", r.def.description.clone().into()),
+                                ])
+                            })
+                            .collect();
+                        return Err(SurfaceError::new(
+                            ErrorCode::AmbiguousInstance,
+                            Retry::WithChanges,
+                            format!("{capability_id} is mounted more than once. Call it again with one of the listed instanceIds."),
+                        )
+                        .with_details(object([("instances", instances.into())])));
+                    }
+                }
+            }
+        };
+        let (registration, target, description) = chosen;
+        if let Target::Procedure { index } = &target {
+            let effect = registration.def.procedures[*index].effect;
+            let guarded = matches!(effect, Effect::Destructive | Effect::ExternalSideEffect);
+            if guarded
+                && request
+                    .surface_version
+                    .as_ref()
+                    .is_some_and(|v| *v != self.version())
+            {
+                return Err(SurfaceError::new(
+                    ErrorCode::StaleCapability,
+                    Retry::AfterRefresh,
+                    format!("The screen changed since {capability_id} was offered. Refresh the catalog and call it again."),
+                )
+                .with_details(object([("reason", "surface-version-mismatch".into())])));
+            }
+        }
+        Ok(Resolved {
+            registration,
+            target,
+            description,
+        })
+    }
+
+    /// Phases 9–10: run the handler (racing unmount unless it navigates) and check its output.
+    async fn execute(&self, resolved: Resolved, input: Value, ctx: InvocationContext) -> Outcome {
+        let Resolved {
+            registration,
+            target,
+            ..
+        } = resolved;
+        let (handler, output_schema, navigates) = match target {
+            Target::Observation {
+                read,
+                output_schema,
+            } => (Some(read), Some(output_schema), false),
+            Target::Action {
+                execute,
+                output_schema,
+                effect,
+                ..
+            } => (Some(execute), output_schema, effect == Effect::Navigation),
+            Target::Procedure { index } => {
+                let schema = registration.def.procedures[index].output_schema.clone();
+                (self.inner.executor.borrow().clone(), schema, false)
+            }
+        };
+        let Some(handler) = handler else {
+            return Outcome::Error(
+                SurfaceError::new(
+                    ErrorCode::ExecutionFailed,
+                    Retry::No,
+                    "No procedure executor is installed on this surface.",
+                )
+                .with_details(object([
+                    ("reason", "transport".into()),
+                    ("transient", false.into()),
+                ])),
+            );
+        };
+        let call = handler.call(input, ctx);
+        // Navigation settles only on completion: committing the route may unmount its owner.
+        let settled = if navigates {
+            call.await
+        } else {
+            match future::select(call, Unmounted(registration.lifecycle.clone())).await {
+                Either::Left((settled, _)) => settled,
+                Either::Right(((), _)) => {
+                    return Outcome::Error(
+                        SurfaceError::new(
+                            ErrorCode::ComponentUnmounted,
+                            Retry::AfterRefresh,
+                            "The component unmounted while the call was running. Refresh the catalog before retrying.",
+                        )
+                        .with_details(object([("phase", "mid-flight".into())])),
+                    );
+                }
+            }
+        };
+        match settled {
+            Ok(output) => check_output(output, output_schema.as_ref(), &*self.inner.patterns),
+            Err(HandlerError::Threw(_)) => Outcome::Error(SurfaceError::handler_threw()),
+            Err(HandlerError::Failed(error)) => Outcome::Error(error),
+        }
+    }
+}
+
+/// Phase 10 output checks: at most [`MAX_OUTPUT_BYTES`] and valid against the output schema.
+fn check_output(
+    output: Option<Value>,
+    schema: Option<&Value>,
+    patterns: &dyn PatternEngine,
+) -> Outcome {
+    let failed = |reason: &str, message: &str| {
+        Outcome::Error(
+            SurfaceError::new(ErrorCode::ExecutionFailed, Retry::No, message)
+                .with_details(object([("reason", reason.into())])),
+        )
+    };
+    let Some(value) = output else {
+        return Outcome::Ok(None);
+    };
+    if serde_json::to_string(&value).map_or(true, |s| s.len() > MAX_OUTPUT_BYTES) {
+        return failed(
+            "output-too-large",
+            "The capability returned more than 32 kB. Narrow the request and call it again.",
+        );
+    }
+    if schema.is_some_and(|schema| !validate(schema, &value, patterns).is_empty()) {
+        return failed(
+            "output-invalid",
+            "The capability returned output that does not match its declared schema.",
+        );
+    }
+    Outcome::Ok(Some(value))
+}
+
+/// Phase 5 for a procedure: locked keys refused, agent input validated against the reduced
+/// schema, `bind()` evaluated now (never cached), merged, and the merge validated in full.
+fn effective_procedure_input(
+    capability_id: &str,
+    procedure: &crate::capability::ProcedureDef,
+    bound: &[BoundField],
+    input: Value,
+    patterns: &dyn PatternEngine,
+) -> Result<Value, SurfaceError> {
+    let Value::Object(agent) = input else {
+        let issue = Issue {
+            path: String::new(),
+            message: "Expected object".into(),
+        };
+        return Err(SurfaceError::invalid_input(
+            capability_id,
+            issues_value(&[issue]),
+        ));
+    };
+    let locked: Vec<String> = bound
+        .iter()
+        .filter(|f| f.locked && agent.contains_key(&f.path))
+        .map(|f| f.path.clone())
+        .collect();
+    if !locked.is_empty() {
+        return Err(SurfaceError::locked_fields(capability_id, locked));
+    }
+    let (reduced, _) = super::snapshot::bound_view(&procedure.input_schema, bound);
+    let issues = validate(&reduced, &Value::Object(agent.clone()), patterns);
+    if !issues.is_empty() {
+        return Err(SurfaceError::invalid_input(
+            capability_id,
+            issues_value(&issues),
+        ));
+    }
+    let binding_failed = || {
+        SurfaceError::precondition_failed(
+            format!("The view state that {capability_id} depends on is not ready. Refresh the catalog and try again."),
+            Some(object([("reason", "binding-failed".into())])),
+        )
+        .with_retry(Retry::AfterRefresh)
+    };
+    let values = match &procedure.bind {
+        Some(bind) => bind().map_err(|_| binding_failed())?,
+        None => Map::new(),
+    };
+    let mut merged = agent;
+    for field in bound {
+        if merged.contains_key(&field.path) {
+            continue;
+        }
+        if let Some(value) = values.get(&field.path) {
+            merged.insert(field.path.clone(), value.clone());
+        }
+    }
+    let merged = Value::Object(merged);
+    if !validate(&procedure.input_schema, &merged, patterns).is_empty() {
+        return Err(binding_failed());
+    }
+    Ok(merged)
+}

@@ -1,0 +1,249 @@
+//! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
+//! it is available, never observation output.
+
+use super::{Registration, Surface, SurfaceVersion};
+use crate::capability::{Confirmation, Effect};
+use crate::ids::{self, in_scope};
+use crate::schema::{reduce_input_schema, BoundField};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What the snapshot is taken for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// Component-type prefixes; empty is unscoped.
+    pub scope: Vec<String>,
+    /// Keep unavailable capabilities (visible-disabled) in the snapshot.
+    pub include_unavailable: bool,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            scope: Vec::new(),
+            include_unavailable: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationSnapshot {
+    pub capability_id: String,
+    pub name: String,
+    pub description: String,
+    pub output_schema: Value,
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionSnapshot {
+    pub capability_id: String,
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    pub effect: Effect,
+    pub idempotent: bool,
+    pub confirmation: Confirmation,
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentSnapshot {
+    #[serde(rename = "type")]
+    pub component_type: String,
+    pub instance_id: String,
+    pub registration_id: String,
+    pub description: String,
+    pub observations: Vec<ObservationSnapshot>,
+    pub actions: Vec<ActionSnapshot>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoundFieldSnapshot {
+    pub path: String,
+    pub locked: bool,
+    /// Always `"ui-state"`.
+    pub source: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcedureContext {
+    #[serde(rename = "type")]
+    pub component_type: String,
+    pub instance_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcedureSnapshot {
+    pub procedure_id: String,
+    /// Stable authored text; live text goes to `contextual_note`, never here.
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contextual_note: Option<String>,
+    /// The reduced schema: locked bound keys removed.
+    pub input_schema: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    pub effect: Effect,
+    /// The effective level: at least the effect's floor.
+    pub confirmation: Confirmation,
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+    pub bound_fields: Vec<BoundFieldSnapshot>,
+    pub registration_id: String,
+    pub context: ProcedureContext,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub surface_version: SurfaceVersion,
+    pub components: Vec<ComponentSnapshot>,
+    pub procedures: Vec<ProcedureSnapshot>,
+}
+
+fn gate(available: Result<(), String>) -> (bool, Option<String>) {
+    match available {
+        Ok(()) => (true, None),
+        Err(reason) => (false, Some(reason)),
+    }
+}
+
+/// The agent-facing input schema of a procedure and its bound-field list.
+pub(crate) fn bound_view(schema: &Value, bound: &[BoundField]) -> (Value, Vec<BoundFieldSnapshot>) {
+    let fields = bound
+        .iter()
+        .map(|f| BoundFieldSnapshot {
+            path: f.path.clone(),
+            locked: f.locked,
+            source: "ui-state",
+        })
+        .collect();
+    (reduce_input_schema(schema, bound), fields)
+}
+
+impl Surface {
+    /// Takes a snapshot. Side-effect free apart from running `when`/reason/`describe`.
+    pub fn snapshot(&self, options: &SnapshotOptions) -> Snapshot {
+        let version = self.version();
+        let mut registrations: Vec<Registration> = self
+            .registrations()
+            .into_iter()
+            .filter(|r| in_scope(&r.def.component_type, &options.scope))
+            .collect();
+        // Snapshot order: priority descending, then type, then instance id.
+        crate::canonical::insertion_sort(&mut registrations, |a, b| {
+            (
+                std::cmp::Reverse(a.def.priority),
+                &a.def.component_type,
+                &a.instance_id,
+            ) < (
+                std::cmp::Reverse(b.def.priority),
+                &b.def.component_type,
+                &b.instance_id,
+            )
+        });
+        let keep = |available: bool| available || options.include_unavailable;
+        let mut components = Vec::new();
+        let mut procedures = Vec::new();
+        for registration in &registrations {
+            let def = &registration.def;
+            let observations: Vec<ObservationSnapshot> = def
+                .observations
+                .iter()
+                .map(|o| {
+                    let capability_id = ids::view_capability_id(&def.component_type, &o.name);
+                    let (available, unavailable_reason) =
+                        gate(registration.availability(&capability_id, &o.availability));
+                    ObservationSnapshot {
+                        capability_id,
+                        name: o.name.clone(),
+                        description: o.description.clone(),
+                        output_schema: o.output_schema.clone(),
+                        available,
+                        unavailable_reason,
+                    }
+                })
+                .filter(|o| keep(o.available))
+                .collect();
+            let actions: Vec<ActionSnapshot> = def
+                .actions
+                .iter()
+                .map(|a| {
+                    let capability_id = ids::view_capability_id(&def.component_type, &a.name);
+                    let (available, unavailable_reason) =
+                        gate(registration.availability(&capability_id, &a.availability));
+                    ActionSnapshot {
+                        capability_id,
+                        name: a.name.clone(),
+                        description: a.description.clone(),
+                        input_schema: a.input_schema.clone(),
+                        output_schema: a.output_schema.clone(),
+                        effect: a.effect,
+                        idempotent: a.idempotent,
+                        confirmation: a.confirmation,
+                        available,
+                        unavailable_reason,
+                    }
+                })
+                .filter(|a| keep(a.available))
+                .collect();
+            for (procedure, bound) in def.procedures.iter().zip(registration.bound.iter()) {
+                let procedure_id = ids::domain_capability_id(&procedure.path);
+                let (available, unavailable_reason) =
+                    gate(registration.availability(&procedure_id, &procedure.availability));
+                if !keep(available) {
+                    continue;
+                }
+                let (input_schema, bound_fields) = bound_view(&procedure.input_schema, bound);
+                procedures.push(ProcedureSnapshot {
+                    contextual_note: procedure.describe.as_ref().and_then(|describe| describe()),
+                    procedure_id,
+                    description: procedure.description.clone(),
+                    input_schema,
+                    output_schema: procedure.output_schema.clone(),
+                    effect: procedure.effect,
+                    confirmation: procedure.effective_confirmation(),
+                    available,
+                    unavailable_reason,
+                    bound_fields,
+                    registration_id: registration.id.clone(),
+                    context: ProcedureContext {
+                        component_type: def.component_type.clone(),
+                        instance_id: registration.instance_id.clone(),
+                    },
+                });
+            }
+            // A component with nothing left to show is dropped entirely.
+            if observations.is_empty() && actions.is_empty() {
+                continue;
+            }
+            components.push(ComponentSnapshot {
+                component_type: def.component_type.clone(),
+                instance_id: registration.instance_id.clone(),
+                registration_id: registration.id.clone(),
+                description: def.description.clone(),
+                observations,
+                actions,
+            });
+        }
+        Snapshot {
+            surface_version: version,
+            components,
+            procedures,
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The registry: confirmation.
+
+use super::*;
+
+#[test]
+fn required_confirmation_is_not_cached_so_the_confirmed_retry_runs_once() {
+    let f = Fixture::new();
+    let mut def = pending_table(&f.screen);
+    def.actions[0].confirmation = Confirmation::Required;
+    f.register(def);
+    let asked = f.call("tc_1", SET_FILTERS, json!({ "q": "A" }));
+    let error = error_of(&asked);
+    assert_eq!(error.code, ErrorCode::ConfirmationRequired);
+    assert_eq!(error.retry, Retry::WithConfirmation);
+    let details = error.details.clone().unwrap();
+    assert_eq!(
+        details["summary"],
+        "Narrow this table. — input: {\"q\":\"A\"}"
+    );
+    assert_eq!(details["effect"], "local-state");
+    assert_eq!(details["origin"], "client");
+    assert_eq!(f.screen.borrow().runs.get(), 0);
+    let confirmed = f.invoke(InvokeRequest {
+        invocation_id: Some("tc_1".into()),
+        capability_id: SET_FILTERS.into(),
+        input: Some(json!({ "q": "A" })),
+        confirmed: true,
+        ..Default::default()
+    });
+    assert!(confirmed.is_ok());
+    assert_eq!(f.call("tc_1", SET_FILTERS, json!({ "q": "A" })), confirmed);
+    assert_eq!(f.screen.borrow().runs.get(), 1);
+    let denied = SurfaceError::confirmation_denied(SET_FILTERS);
+    assert_eq!(
+        (denied.code, denied.retry),
+        (ErrorCode::ConfirmationInvalid, Retry::No)
+    );
+}
+
+#[test]
+fn destructive_procedures_require_confirmation_by_their_floor() {
+    let f = Fixture::new();
+    f.screen.borrow_mut().chase = Some(37);
+    let mut def = chase_dialog(&f.screen, &[]);
+    def.procedures[0].effect = Effect::Destructive;
+    f.register(def);
+    let result = f.call("t1", CHASE, json!({}));
+    assert_eq!(error_of(&result).code, ErrorCode::ConfirmationRequired);
+    assert_eq!(
+        f.surface.snapshot(&SnapshotOptions::default()).procedures[0].confirmation,
+        Confirmation::Required
+    );
+}

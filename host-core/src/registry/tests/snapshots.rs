@@ -1,0 +1,83 @@
+//! The registry: snapshot.
+
+use super::*;
+
+#[test]
+fn snapshots_order_components_and_report_availability() {
+    let f = Fixture::new();
+    f.register(pending_table(&f.screen));
+    f.register(chase_dialog(&f.screen, &[]));
+    f.register(navigation());
+    let snapshot = f.surface.snapshot(&SnapshotOptions::default());
+    assert_eq!(snapshot.surface_version, SurfaceVersion(3));
+    let types: Vec<&str> = snapshot
+        .components
+        .iter()
+        .map(|c| c.component_type.as_str())
+        .collect();
+    // The chase dialog has only a procedure, so it appears in `procedures` alone.
+    assert_eq!(types, ["app.navigation", "invoices.pending"]);
+    let table = &snapshot.components[1];
+    assert_eq!(table.instance_id, "default");
+    assert_eq!(
+        table.observations[0].capability_id,
+        "view:invoices.pending.readState"
+    );
+    assert_eq!(table.actions[0].effect, Effect::LocalState);
+    let procedure = &snapshot.procedures[0];
+    assert_eq!(procedure.procedure_id, CHASE);
+    assert!(!procedure.available);
+    assert_eq!(
+        procedure.unavailable_reason.as_deref(),
+        Some("Open an invoice's chase dialog first")
+    );
+    assert_eq!(procedure.confirmation, Confirmation::Optional);
+    assert_eq!(
+        procedure.contextual_note.as_deref(),
+        Some("Bound to DUN-0037.")
+    );
+    assert_eq!(procedure.context.component_type, "invoices.chase");
+    let properties = procedure.input_schema["properties"].as_object().unwrap();
+    assert!(!properties.contains_key("invoiceId"));
+    assert!(procedure.input_schema.get("required").is_none());
+    let wire = serde_json::to_value(procedure).unwrap();
+    assert_eq!(
+        wire["boundFields"],
+        json!([{ "path": "invoiceId", "locked": true, "source": "ui-state" }])
+    );
+    assert_eq!(wire["confirmation"], "optional");
+    assert_eq!(wire["effect"], "server-mutation");
+    assert_eq!(
+        serde_json::to_value(table).unwrap()["type"],
+        "invoices.pending"
+    );
+}
+
+#[test]
+fn snapshots_respect_scope_priority_and_include_unavailable() {
+    let f = Fixture::new();
+    f.register(pending_table(&f.screen));
+    f.register(chase_dialog(&f.screen, &[]));
+    let mut nav = navigation();
+    nav.priority = -1;
+    f.register(nav);
+    let all = f.surface.snapshot(&SnapshotOptions::default());
+    let types: Vec<&str> = all
+        .components
+        .iter()
+        .map(|c| c.component_type.as_str())
+        .collect();
+    assert_eq!(types, ["invoices.pending", "app.navigation"]);
+    let scoped = f.surface.snapshot(&SnapshotOptions {
+        scope: vec!["app".into()],
+        include_unavailable: true,
+    });
+    assert_eq!(scoped.components.len(), 1);
+    assert!(scoped.procedures.is_empty());
+    let available_only = f.surface.snapshot(&SnapshotOptions {
+        scope: vec![],
+        include_unavailable: false,
+    });
+    assert!(available_only.procedures.is_empty());
+    assert_eq!(available_only.components.len(), 2);
+}

@@ -1,0 +1,90 @@
+//! J5: one browser tool call, resolved against the live surface at call time, with the
+//! confirmation round trip for capabilities that require it.
+
+use super::{ConfirmRequest, TurnUi};
+use crate::envelope::{ErrorCode, SurfaceError};
+use crate::projection::project;
+use crate::registry::{InvokeRequest, Surface};
+use dpas_protocol::error::tool_results::capability_not_found;
+use dpas_protocol::json::object;
+use dpas_protocol::PendingToolCall;
+use serde_json::{Map, Value};
+
+/// What a dispatched call settled to: the value the model sees, and whether it succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatched {
+    pub ok: bool,
+    pub value: Value,
+}
+
+/// Runs one pending call. The wire name is reversed through a projection taken now, with
+/// the step's scope (never a handler cached at step start); the tool-call id becomes the
+/// invocation id, so a retried call cannot run twice. Never fails.
+pub async fn dispatch(
+    surface: &Surface,
+    scope: &[String],
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Dispatched {
+    let live = project(surface, scope);
+    let Some(binding) = live.binding(&call.wire_name) else {
+        return Dispatched {
+            ok: false,
+            value: capability_not_found(&call.wire_name),
+        };
+    };
+    let input = match &call.input {
+        Value::Null => Value::Object(Map::new()),
+        input => input.clone(),
+    };
+    let request = InvokeRequest {
+        invocation_id: Some(call.tool_call_id.clone()),
+        capability_id: binding.canonical_id.clone(),
+        instance_id: Some(binding.instance_id.clone()),
+        registration_id: Some(binding.registration_id.clone()),
+        surface_version: Some(live.surface_version),
+        input: Some(input),
+        confirmed: false,
+        cancel: ui.cancel_token(),
+    };
+    invoke_confirmed(surface, request, call, ui).await
+}
+
+/// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes
+/// with the same invocation id. A dismissed or unmounted dialog resolves false, and the
+/// denial is a typed result.
+pub(crate) async fn invoke_confirmed(
+    surface: &Surface,
+    mut request: InvokeRequest,
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Dispatched {
+    let mut result = surface.invoke(request.clone()).await;
+    if let Some(asked) = result
+        .error()
+        .filter(|e| e.code == ErrorCode::ConfirmationRequired)
+    {
+        let details = asked.details.clone().unwrap_or_default();
+        let confirm = ConfirmRequest {
+            tool_call_id: call.tool_call_id.clone(),
+            wire_name: call.wire_name.clone(),
+            capability_id: request.capability_id.clone(),
+            input: request.input.clone().unwrap_or_default(),
+            summary: details["summary"].as_str().unwrap_or_default().to_owned(),
+            effect: details["effect"].as_str().unwrap_or_default().to_owned(),
+        };
+        if !ui.confirm(&confirm).await {
+            let error = SurfaceError::confirmation_denied(&request.capability_id);
+            return Dispatched {
+                ok: false,
+                value: object([("error", error.to_value())]),
+            };
+        }
+        request.confirmed = true;
+        result = surface.invoke(request).await;
+    }
+    Dispatched {
+        ok: result.is_ok(),
+        value: result.tool_value(),
+    }
+}

@@ -1,0 +1,230 @@
+//! Readiness and graceful shutdown: which steps are in flight, and the drain on SIGTERM.
+//!
+//! A step's run is its own task and outlives its response (a client that leaves never stops
+//! settlement or persistence), so the HTTP server's own graceful stop, which waits for
+//! connections only, is not enough: [`Drain`] counts the runs, and [`serve_until_drained`]
+//! stops new connections, waits for the runs up to the deadline, cuts the rest (they settle
+//! their open calls and persist, see `chat::run`), and only then stops the server.
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use tokio::sync::{watch, Notify};
+
+/// In-flight step runs and the shutdown state. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Drain {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    draining: AtomicBool,
+    active: AtomicUsize,
+    idle: Notify,
+    cut: watch::Sender<bool>,
+}
+
+impl Default for Drain {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                draining: AtomicBool::new(false),
+                active: AtomicUsize::new(0),
+                idle: Notify::new(),
+                cut: watch::channel(false).0,
+            }),
+        }
+    }
+}
+
+impl Drain {
+    /// Whether the server is shutting down (no new steps; `/api/ready` answers 503).
+    pub fn is_draining(&self) -> bool {
+        self.inner.draining.load(Ordering::Acquire)
+    }
+
+    /// Refuses new steps from now on.
+    pub fn begin(&self) {
+        self.inner.draining.store(true, Ordering::Release);
+    }
+
+    /// Steps running now.
+    pub fn active(&self) -> usize {
+        self.inner.active.load(Ordering::Acquire)
+    }
+
+    /// Counts a run until the returned guard is dropped.
+    pub fn track(&self) -> RunGuard {
+        self.inner.active.fetch_add(1, Ordering::AcqRel);
+        RunGuard {
+            inner: Arc::clone(&self.inner),
+            cut: self.inner.cut.subscribe(),
+        }
+    }
+
+    /// Resolves when no run is in flight.
+    pub async fn idle(&self) {
+        loop {
+            let notified = self.inner.idle.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.active() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Tells every run in flight to stop waiting on its model and wrap up.
+    pub fn cut(&self) {
+        self.inner.cut.send_replace(true);
+    }
+}
+
+/// One run's place in the count, and its cut signal.
+#[derive(Debug)]
+pub struct RunGuard {
+    inner: Arc<Inner>,
+    cut: watch::Receiver<bool>,
+}
+
+impl RunGuard {
+    /// Resolves once the drain deadline has cut this run (never, otherwise).
+    pub async fn cut(&mut self) {
+        if self.cut.wait_for(|cut| *cut).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Whether the run has been cut.
+    pub fn is_cut(&self) -> bool {
+        *self.cut.borrow()
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if self.inner.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.inner.idle.notify_waiters();
+        }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the server");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Seconds responses still open get to close once the runs are over.
+pub const CLOSE_TIMEOUT_SECS: u64 = 5;
+
+/// How long cut runs get to settle and persist, and connections to close, after the deadline.
+const WRAP_UP: Duration = Duration::from_secs(10);
+
+/// Runs `server` (built with `disable_signals`) until `stop` resolves, then drains:
+/// new connections are refused at once (the listening sockets stop listening), new steps
+/// on kept-alive connections get 503, in-flight runs get `deadline` to finish, runs still
+/// going are cut and get a short while to persist, and then the server stops.
+pub async fn serve_until_drained(
+    server: Server,
+    listeners: Vec<TcpListener>,
+    drain: Drain,
+    deadline: Duration,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let handle = server.handle();
+    let serving = actix_web::rt::spawn(server);
+    stop.await;
+    drain.begin();
+    handle.pause().await;
+    for listener in &listeners {
+        refuse_new_connections(listener);
+    }
+    let running = drain.active();
+    println!(
+        "draining: {running} step(s) in flight, deadline {}s",
+        deadline.as_secs()
+    );
+    {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+    }
+    tracing::info!(running, "shutting down: waiting for in-flight steps");
+    if tokio::time::timeout(deadline, drain.idle()).await.is_err() {
+        tracing::warn!(
+            running = drain.active(),
+            "drain deadline reached: stopping the steps still running"
+        );
+        drain.cut();
+        if tokio::time::timeout(WRAP_UP, drain.idle()).await.is_err() {
+            tracing::error!(
+                running = drain.active(),
+                "steps did not wrap up after the drain deadline"
+            );
+        }
+    }
+    handle.stop(true).await;
+    match serving.await {
+        Ok(result) => result,
+        Err(e) => Err(std::io::Error::other(e)),
+    }
+}
+
+/// Makes a listening socket refuse new connections while the server's accept loop (paused)
+/// still owns it: on Linux, shutting down a listening socket's read side stops it listening.
+fn refuse_new_connections(listener: &TcpListener) {
+    if let Err(e) = socket2::SockRef::from(listener).shutdown(std::net::Shutdown::Read) {
+        tracing::warn!(error = %e, "cannot close the listening socket early; it closes when the server stops");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn idle_waits_for_every_guard_and_cut_reaches_each() {
+        let drain = Drain::default();
+        drain.idle().await;
+        let mut a = drain.track();
+        let b = drain.track();
+        assert_eq!(drain.active(), 2);
+        assert!(!a.is_cut());
+        drain.cut();
+        a.cut().await;
+        assert!(b.is_cut());
+        drop(a);
+        assert!(
+            drain.idle().now_or_never().is_none(),
+            "one run is still in flight"
+        );
+        drop(b);
+        drain.idle().await;
+        assert_eq!(drain.active(), 0);
+    }
+}

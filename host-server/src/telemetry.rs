@@ -1,0 +1,263 @@
+//! Metrics in the Prometheus text format at `GET /metrics` (`metrics` + its Prometheus
+//! exporter, rendered inside our own route). Every name and label is written here, once;
+//! label values come from fixed sets (route patterns, not raw paths), so cardinality is
+//! bounded whatever clients send.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::HttpResponse;
+use dpas_protocol::Usage;
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+const STEPS: &str = "dpas_steps_total";
+const STEP_DURATION: &str = "dpas_step_duration_seconds";
+const ACTIVE_STEPS: &str = "dpas_active_steps";
+const TOOL_CALLS: &str = "dpas_tool_calls_total";
+const TOKENS: &str = "dpas_model_tokens_total";
+const ERRORS: &str = "dpas_errors_total";
+const APPROVALS: &str = "dpas_approvals_total";
+const HTTP_REQUESTS: &str = "dpas_http_requests_total";
+const HTTP_DURATION: &str = "dpas_http_request_duration_seconds";
+
+/// Histogram buckets, in seconds: from a fast API answer to a long model step.
+const BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+];
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// The process's Prometheus recorder, installed on first use. `None` when the embedder
+/// installed another global recorder first (then `/metrics` answers 404).
+pub fn prometheus() -> Option<&'static PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let installed = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".to_owned()), BUCKETS)
+                .and_then(PrometheusBuilder::install_recorder);
+            match installed {
+                Ok(handle) => {
+                    describe();
+                    Some(handle)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "metrics recorder not installed; GET /metrics is off");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+fn describe() {
+    describe_counter!(
+        STEPS,
+        "Chat steps run, by how they finished (finishReason)."
+    );
+    describe_histogram!(
+        STEP_DURATION,
+        metrics::Unit::Seconds,
+        "Chat step durations."
+    );
+    describe_gauge!(ACTIVE_STEPS, "Chat steps running now.");
+    describe_counter!(
+        TOOL_CALLS,
+        "Tool calls the model made, by plane and outcome."
+    );
+    describe_counter!(TOKENS, "Model tokens, by kind.");
+    describe_counter!(ERRORS, "Errors answered or streamed, by code.");
+    describe_counter!(APPROVALS, "Approvals requested and decided.");
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests, by method, route pattern and status."
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        metrics::Unit::Seconds,
+        "Time to a response's head, by method and route pattern."
+    );
+}
+
+/// Drains histogram samples now and then (the exporter's upkeep; no listener runs it here).
+pub fn spawn_upkeep() {
+    if let Some(handle) = prometheus() {
+        actix_web::rt::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                every.tick().await;
+                handle.run_upkeep();
+            }
+        });
+    }
+}
+
+/// `GET /metrics`: the text exposition format.
+pub async fn metrics_route() -> HttpResponse {
+    match prometheus() {
+        Some(handle) => HttpResponse::Ok()
+            .content_type("text/plain; version=0.0.4; charset=utf-8")
+            .body(handle.render()),
+        None => HttpResponse::NotFound().finish(),
+    }
+}
+
+/// One chat step: counted as active until dropped, and by outcome once finished.
+#[derive(Debug)]
+pub struct StepMetrics {
+    begun: Instant,
+}
+
+impl StepMetrics {
+    pub fn start() -> Self {
+        gauge!(ACTIVE_STEPS).increment(1.0);
+        Self {
+            begun: Instant::now(),
+        }
+    }
+
+    /// Records the step's outcome (its `finishReason`), duration and usage.
+    pub fn finish(&self, finish_reason: &str, usage: Option<&Usage>) {
+        counter!(STEPS, "outcome" => outcome(finish_reason)).increment(1);
+        histogram!(STEP_DURATION).record(self.begun.elapsed().as_secs_f64());
+        if let Some(u) = usage {
+            let kinds = [
+                ("input", Some(u.input_tokens)),
+                ("output", Some(u.output_tokens)),
+                ("cached", u.cached_input_tokens),
+                ("reasoning", u.reasoning_tokens),
+                ("cache_write", u.cache_write_input_tokens),
+            ];
+            for (kind, count) in kinds {
+                if let Some(n) = count {
+                    counter!(TOKENS, "kind" => kind).increment(n);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for StepMetrics {
+    fn drop(&mut self) {
+        gauge!(ACTIVE_STEPS).decrement(1.0);
+    }
+}
+
+/// A finish reason from the fixed set, whatever a vendor reported.
+fn outcome(finish_reason: &str) -> &'static str {
+    match finish_reason {
+        "stop" => "stop",
+        "tool-calls" => "tool-calls",
+        "length" => "length",
+        "content-filter" => "content-filter",
+        "error" => "error",
+        "timeout" => "timeout",
+        _ => "other",
+    }
+}
+
+/// Where a tool call runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Plane {
+    Server,
+    Browser,
+    /// A name in neither plane.
+    Unknown,
+}
+
+/// How a tool call ended, as far as this server knows.
+#[derive(Debug, Clone, Copy)]
+pub enum CallOutcome {
+    Ok,
+    Error,
+    /// Handed to the browser, which answers in the next step.
+    Delegated,
+    /// Arguments that did not parse.
+    InvalidInput,
+    /// Settled without running (orphan settlement).
+    NotExecuted,
+    NoSuchTool,
+}
+
+pub fn tool_call(plane: Plane, outcome: CallOutcome) {
+    let plane = match plane {
+        Plane::Server => "server",
+        Plane::Browser => "browser",
+        Plane::Unknown => "unknown",
+    };
+    let outcome = match outcome {
+        CallOutcome::Ok => "ok",
+        CallOutcome::Error => "error",
+        CallOutcome::Delegated => "delegated",
+        CallOutcome::InvalidInput => "invalid-input",
+        CallOutcome::NotExecuted => "not-executed",
+        CallOutcome::NoSuchTool => "no-such-tool",
+    };
+    counter!(TOOL_CALLS, "plane" => plane, "outcome" => outcome).increment(1);
+}
+
+/// An error answered (HTTP) or streamed (`error` frame). Codes come from our own tables.
+pub fn error(code: &str) {
+    counter!(ERRORS, "code" => code.to_owned()).increment(1);
+}
+
+/// `requested`, `approved` or `rejected`.
+pub fn approval(decision: &'static str) {
+    counter!(APPROVALS, "decision" => decision).increment(1);
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// Middleware: counts every request by method, route pattern (`/api/threads/{id}`, or
+/// `other` for what no route matched: static files, 404s) and status, and times it to the
+/// response's head (a streamed step's body is timed by the step's own histogram).
+pub async fn http_metrics(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let begun = Instant::now();
+    let method = method_label(req.method());
+    let res = next.call(req).await;
+    let (route, status) = match &res {
+        Ok(res) => (
+            res.request().match_pattern(),
+            res.status().as_u16().to_string(),
+        ),
+        Err(e) => (
+            None,
+            e.as_response_error().status_code().as_u16().to_string(),
+        ),
+    };
+    let route = route.unwrap_or_else(|| "other".to_owned());
+    histogram!(HTTP_DURATION, "method" => method, "route" => route.clone())
+        .record(begun.elapsed().as_secs_f64());
+    counter!(HTTP_REQUESTS, "method" => method, "route" => route, "status" => status).increment(1);
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vendor_finish_reasons_fall_into_a_fixed_set() {
+        assert_eq!(outcome("stop"), "stop");
+        assert_eq!(outcome("tool-calls"), "tool-calls");
+        assert_eq!(outcome("end_turn_of_some_vendor"), "other");
+    }
+}

@@ -1,0 +1,166 @@
+//! Two replicas (each its own pool, runtime, session keys and HTTP server, as two processes
+//! would have) with one secret on one PostgreSQL database act as one service.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dpas_protocol::WireModelMessage;
+use host_server::runtime::{Capability, Risk, SideEffect};
+use host_server::session::REVOCATION_REFRESH;
+use host_server::threads::ThreadAppend;
+use host_server::Surface;
+use serde_json::{json, Value};
+
+use crate::common::{builder, start_with, TestServer};
+
+/// A replica on `url` whose `count-run` capability (approval-gated) adds one to `runs`
+/// each time it executes: the outside world both replicas act on.
+async fn replica(url: &str, runs: Arc<AtomicUsize>) -> TestServer {
+    let url = url.to_owned();
+    let app = builder()
+        .with_config(move |c| c.database_url = url)
+        .register(move |rt, _db| {
+            rt.capability(
+                Capability::builder("count-run")
+                    .description("Counts its runs.")
+                    .side_effect(SideEffect::Destructive)
+                    .risk(Risk::High)
+                    .expose(&[Surface::Direct, Surface::AiSdk])
+                    .approval_required(true)
+                    .handler(move |_ctx, _i: serde_json::Map<String, Value>| {
+                        let runs = runs.clone();
+                        async move { Ok(json!({"run": runs.fetch_add(1, Ordering::SeqCst) + 1})) }
+                    }),
+            )
+        });
+    start_with(app).await
+}
+
+#[actix_web::test]
+async fn two_replicas_on_one_database_act_as_one_service() {
+    let Some(url) = crate::pg::fresh_database().await else {
+        return;
+    };
+    let runs = Arc::new(AtomicUsize::new(0));
+    // Started together on an empty database: both seed-if-empty, one seeds.
+    let (a, b) = tokio::join!(replica(&url, runs.clone()), replica(&url, runs.clone()));
+
+    // A session from one is valid on the other.
+    let carla = a.sign_in("controller").await;
+    let me = b.get("/api/session", Some(&carla)).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.body["user"]["email"], "carla@example.com");
+
+    // The ledger was seeded once: the seed's invoices, each once, on both.
+    let (_, through_a) = a.rpc(&carla, "list-invoices", json!({"kind": "all"})).await;
+    let (_, through_b) = b.rpc(&carla, "list-invoices", json!({"kind": "all"})).await;
+    assert_eq!(through_a["data"], through_b["data"]);
+    let ids: Vec<i64> = through_a["data"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["id"].as_i64())
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!((ids.len(), unique.len()), (unique.len(), unique.len()));
+    assert!(!ids.is_empty());
+
+    // A thread written through one reads on the other.
+    let message = WireModelMessage::user_text("Which invoices are overdue?");
+    a.state
+        .threads
+        .append(
+            "carla@example.com",
+            "cnv_shared",
+            ThreadAppend {
+                messages: vec![&message],
+                ..ThreadAppend::default()
+            },
+        )
+        .await
+        .expect("stored through A");
+    let read = b
+        .get("/api/threads/cnv_shared/model-messages", Some(&carla))
+        .await;
+    assert_eq!(read.status, 200);
+    assert_eq!(
+        read.body,
+        json!([{"role": "user", "content": "Which invoices are overdue?"}])
+    );
+
+    // An approval requested through A, decided by many racing requests through both: it
+    // executes exactly once and exactly one decision is told it ran.
+    let approval = a
+        .carla_awaits_approval(Surface::AiSdk, "count-run", json!({}))
+        .await;
+    let path = format!("/api/approvals/{approval}");
+    let decisions = (0..12).map(|i| {
+        let (server, path, cookie) = (
+            if i % 2 == 0 { &a } else { &b },
+            path.clone(),
+            carla.clone(),
+        );
+        async move {
+            server
+                .post(&path, Some(&cookie), json!({"approved": true}))
+                .await
+        }
+    });
+    let replies = futures_util::future::join_all(decisions).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 409),
+        "{statuses:?}"
+    );
+    let won = replies.iter().find(|r| r.status == 200).expect("a winner");
+    assert_eq!(
+        won.body["resolution"]["status"], "completed",
+        "{}",
+        won.body
+    );
+    for server in [&a, &b] {
+        let card = server.get(&path, Some(&carla)).await;
+        assert_eq!(card.body["status"], "consumed");
+    }
+
+    // The audit entries of that run were stored by the replica that ran it and read on both.
+    let audit_a = a.get("/api/audit?limit=500", Some(&carla)).await;
+    let audit_b = b.get("/api/audit?limit=500", Some(&carla)).await;
+    assert_eq!(audit_a.status, 200, "{}", audit_a.body);
+    let approved = |body: &Value| {
+        body["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| e["type"] == "approval.approved" && e["data"]["approvalId"] == approval)
+            .count()
+    };
+    assert_eq!(approved(&audit_b.body), 1, "{}", audit_b.body);
+    assert_eq!(approved(&audit_a.body), 1);
+
+    // Signing out through A is honoured by B within the documented bound.
+    let out = a.send("DELETE", "/api/session", Some(&carla), None).await;
+    assert_eq!(out.status, 200, "{}", out.body);
+    assert_eq!(a.get("/api/session", Some(&carla)).await.status, 401);
+    let deadline = Instant::now() + REVOCATION_REFRESH * 3;
+    loop {
+        let status = b.get("/api/session", Some(&carla)).await.status;
+        if status == 401 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B still accepts a session signed out through A"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
