@@ -42,7 +42,7 @@ step "host-wasm: the golden turn in headless Chromium against host-server --demo
 bash host-wasm/tests/browser/run-golden.sh
 # ---- end host-wasm ----------------------------------------------------------------------------
 
-step "interop: the MCP TypeScript SDK, the AI SDK's transport and AG-UI's HttpAgent against host-server --demo"
+step "interop: the MCP TypeScript SDK, the AI SDK (Node and useChat), AG-UI's HttpAgent and assistant-ui's AG-UI adapter against host-server --demo"
 bash scripts/interop.sh
 
 step "browser end-to-end: the built demo app on host-server --demo (playwright-core, Chromium)"

@@ -340,7 +340,7 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     cmd.args(["--listen", "127.0.0.1:0", "--database", &url, "--demo"])
         .env("DPAS_FAULT_HOOK", "after-decide")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(std::fs::File::create(dir.path().join("stderr.log")).expect("stderr file"));
     let mut child = Child(cmd.spawn().expect("spawn host-server"));
     let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
     let mut line = String::new();
@@ -349,7 +349,12 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
         .trim()
         .strip_prefix("listening on http://")
         .and_then(|r| r.split(' ').next())
-        .expect("startup line shape")
+        .unwrap_or_else(|| {
+            panic!(
+                "startup line shape: {line:?}; stderr: {}",
+                std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
+            )
+        })
         .to_owned();
     let client = reqwest::Client::new();
     let signed_in = client
