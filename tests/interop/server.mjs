@@ -81,3 +81,38 @@ export async function call(base, cookie, method, path, body) {
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
+
+/** For a browser test file: bundles `entry` (a React page, esbuild) into a temporary site,
+ *  serves it from a scripted server (`--static`) and launches Debian's headless Chromium;
+ *  the returned object gets `server` and `browser` once started, and all is removed after. */
+export function servedPage(entry, script) {
+  const handle = {};
+  let site;
+  before(async () => {
+    const { build } = await import("esbuild");
+    const { chromium } = await import("playwright-core");
+    site = mkdtempSync(join(tmpdir(), "dpas-page-"));
+    await build({
+      entryPoints: [entry],
+      bundle: true,
+      format: "esm",
+      jsx: "automatic",
+      outfile: join(site, "app.js"),
+      define: { "process.env.NODE_ENV": '"production"' },
+      logLevel: "error",
+    });
+    writeFileSync(join(site, "index.html"), '<!doctype html><div id="root"></div><script type="module" src="/app.js"></script>');
+    handle.server = await startScripted(script, ["--static", site]);
+    handle.browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+    });
+  });
+  after(async () => {
+    await handle.browser?.close();
+    await handle.server?.stop();
+    if (site) rmSync(site, { recursive: true, force: true });
+  });
+  return handle;
+}

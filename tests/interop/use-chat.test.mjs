@@ -1,14 +1,10 @@
 // @ai-sdk/react's useChat in Debian's headless Chromium (playwright-core) against
 // /agent/ai-sdk: a server-tool turn with text after it, rendered from the hook's messages.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { after, before, test } from "node:test";
-import { build } from "esbuild";
-import { chromium } from "playwright-core";
-import { startScripted } from "./server.mjs";
+import { test } from "node:test";
+import { servedPage } from "./server.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SCRIPT = {
@@ -19,36 +15,10 @@ const SCRIPT = {
   ],
 };
 
-let site;
-let server;
-let browser;
-before(async () => {
-  site = mkdtempSync(join(tmpdir(), "dpas-use-chat-"));
-  await build({
-    entryPoints: [join(HERE, "browser/use-chat.jsx")],
-    bundle: true,
-    format: "esm",
-    jsx: "automatic",
-    outfile: join(site, "app.js"),
-    define: { "process.env.NODE_ENV": '"production"' },
-    logLevel: "error",
-  });
-  writeFileSync(join(site, "index.html"), '<!doctype html><div id="root"></div><script type="module" src="/app.js"></script>');
-  server = await startScripted(SCRIPT, ["--static", site]);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  rmSync(site, { recursive: true, force: true });
-});
+const served = servedPage(join(HERE, "browser/use-chat.jsx"), SCRIPT);
 
 test("useChat renders a server-tool turn with text after it", async () => {
-  const context = await browser.newContext({ baseURL: server.url });
+  const context = await served.browser.newContext({ baseURL: served.server.url });
   try {
     await context.request.post("/api/session", { data: { role: "controller" }, failOnStatusCode: true });
     const page = await context.newPage();
