@@ -83,6 +83,15 @@ test("a scripted turn: the model clears the list once the user approves, on the 
       assert.match(call.invocationId, /^exe_/);
     }
     assert.equal(new Set(backend.calls.map((c) => c.invocationId)).size, backend.calls.length);
+    // ... and the delete's invocation id is the run host-server audited for the approval, as Sam's.
+    const audit = await page.evaluate(() => fetch("/api/audit?limit=500").then((r) => r.json()));
+    const deleted = backend.calls.find((c) => c.id === "delete-all-todos");
+    const audited = audit.entries.filter((e) => e.executionId === deleted.invocationId);
+    assert.deepEqual(audited.map((e) => [e.type, e.capabilityId, e.actorId]), [
+      ["approval.consumed", "delete-all-todos", "sam"],
+      ["capability.started", "delete-all-todos", "sam"],
+      ["capability.completed", "delete-all-todos", "sam"],
+    ]);
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
   } finally {
