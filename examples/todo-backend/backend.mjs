@@ -70,8 +70,10 @@ export function createBackend({ secret, upstream }) {
 
   // Stand-in for your identity provider: anyone who reaches it may sign in under any name.
   async function signIn(req, res) {
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${req.headers.host}`) {
+    // A browser names the page's origin: it must be ours (behind TLS, https, and the cookie
+    // is then Secure).
+    const origin = URL.parse(req.headers.origin ?? `http://${req.headers.host}`);
+    if (origin?.host !== req.headers.host) {
       throw new HttpError(403, "ORIGIN_REFUSED", "Sign in from the app's own page.");
     }
     const { name } = await readJson(req);
@@ -88,7 +90,8 @@ export function createBackend({ secret, upstream }) {
       .setIssuedAt()
       .setExpirationTime(`${SESSION_SECONDS}s`)
       .sign(key);
-    const cookie = `${COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_SECONDS}`;
+    const secure = origin.protocol === "https:" ? "; Secure" : "";
+    const cookie = `${COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_SECONDS}${secure}`;
     send(res, 200, { user }, { "set-cookie": cookie });
   }
 

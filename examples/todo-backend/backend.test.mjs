@@ -57,6 +57,13 @@ test("the sign-in refuses what is not a name, not JSON, or from another origin",
   await refused(await post("/api/sign-in", { name: "x".repeat(20000) }), 413, "BODY_TOO_LARGE");
   await refused(await post("/api/sign-in", "name=Sam", { "content-type": "application/x-www-form-urlencoded" }), 415, "UNSUPPORTED_MEDIA_TYPE");
   await refused(await post("/api/sign-in", { name: "Sam" }, { origin: "http://evil.test" }), 403, "ORIGIN_REFUSED");
+  await refused(await post("/api/sign-in", { name: "Sam" }, { origin: "null" }), 403, "ORIGIN_REFUSED");
+});
+
+test("a sign-in from an https page of ours gets a Secure cookie", async () => {
+  const response = await post("/api/sign-in", { name: "Sam" }, { origin: `https://${new URL(origin).host}` });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get("set-cookie"), /; Max-Age=43200; Secure$/);
 });
 
 test("a capability call needs a valid token of this backend's and an invocation id", async () => {
