@@ -5,31 +5,18 @@
 // Then several short turns, watched through the DevTools protocol: every step request finishes.
 //   TODO_SERVER_BIN   the built binary (default: the workspace's target/debug/todo-server)
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { openPage, startServer } from "./harness.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
-async function startTodoServer() {
+function startTodoServer() {
   const bin = process.env.TODO_SERVER_BIN ?? here("../../target/debug/todo-server");
   const script = here("../todo-server/script.json");
   const args = ["--listen", "127.0.0.1:0", "--database", "sqlite::memory:", "--model", `scripted:${script}`, "--static", here("./dist")];
-  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const url = await new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`todo-server exited (${code}):\n${stderr}`)));
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      const found = /^listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (found) resolve(found[1]);
-      else reject(new Error(`todo-server said ${JSON.stringify(line)}:\n${stderr}`));
-    });
-  });
-  return { url, stop: () => child.kill() };
+  return startServer(bin, args);
 }
 
 const launch = () => chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
@@ -44,12 +31,7 @@ test("a scripted turn: confirmed in the browser, approved on the server", async 
   const server = await startTodoServer();
   const browser = await launch();
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && errors.push(m.text()));
-    const refused = [];
-    page.on("response", (r) => r.status() >= 400 && refused.push(`${r.status()} ${new URL(r.url()).pathname}`));
+    const { page, errors, refused } = await openPage(browser);
     await signIn(page, server.url);
     await page.getByLabel("New todo").fill("milk");
     await page.getByRole("button", { name: "Add" }).click();
@@ -95,7 +77,7 @@ test("every /agent/chat request of several turns finishes, none shows as cancell
   const server = await startTodoServer();
   const browser = await launch();
   try {
-    const page = await browser.newPage();
+    const { page, errors } = await openPage(browser);
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Network.enable");
     const ends = new Map(); // request id → a promise of how the request ended
@@ -119,6 +101,7 @@ test("every /agent/chat request of several turns finishes, none shows as cancell
     assert.equal(ends.size, turns, "one step request per turn");
     const outcomes = await Promise.all(ends.values());
     assert.deepEqual(outcomes, Array(turns).fill("finished"));
+    assert.deepEqual(errors, []);
   } finally {
     await browser.close();
     server.stop();
