@@ -2,9 +2,9 @@
 # The examples as a reader gets them: examples/todo-server (host-server as a library) built into
 # the workspace's target/, examples/react-todo installed from the packed @dpas/host, type-checked
 # and built, then scripted turns through both in headless Chromium (a confirmation in the
-# browser, an approval on the server; every step request finishes, none is cancelled). Then examples/todo-backend: a Node backend in front of
-# the workspace's host-server binary (no Rust of the app's), serving react-todo's build, and one
-# scripted turn through it with an approval.
+# browser, an approval on the server; every step request finishes, none is cancelled). Then
+# examples/todo-backend: a Node backend in front of the workspace's host-server binary (no Rust
+# of the app's), serving react-todo's build, and one scripted turn through it with an approval.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
