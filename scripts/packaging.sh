@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The packed @dpas/host as users install it, in the apps of tests/packaging/: a Vite 8 + React
 # app (strict types with skipLibCheck off, a production build, a vitest + jsdom component test,
-# a turn in headless Chromium) and a webpack 5 build loaded in Chromium.
+# a turn in headless Chromium), a plain Node script that must end by itself after a turn, and a
+# webpack 5 build loaded in Chromium.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,11 @@ say "$app: vitest + jsdom (init in Node, a turn against a stub server)"
 (cd "$app" && npm run --silent test:unit)
 say "$app: the built app in headless Chromium"
 (cd "$app" && npm run --silent test:browser)
+
+app=tests/packaging/node
+say "$app: a plain Node script runs a turn against a stub server and ends by itself"
+install_host "$app"
+(cd "$app" && npm test --silent)
 
 app=tests/packaging/webpack
 say "$app: install, webpack 5 production build, loaded in headless Chromium"
