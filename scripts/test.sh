@@ -54,5 +54,5 @@ step "www: tsc --noEmit and ESLint with the React hooks rules (www's own devDepe
 step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
 SKIP_BUILD=1 bash scripts/packaging.sh
 
-step "examples: react-todo on todo-server (host-server as a library), one scripted turn in Chromium"
+step "examples: react-todo on todo-server (host-server as a library) and on todo-backend (host-server from files), one scripted turn each in Chromium"
 SKIP_BUILD=1 bash scripts/examples.sh
