@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The packed @dpas/host as users install it, in the apps of tests/packaging/: a Vite 8 + React
 # app (strict types with skipLibCheck off, a production build, a vitest + jsdom component test,
-# a turn in headless Chromium), a plain Node script that must end by itself after a turn, and a
-# webpack 5 build loaded in Chromium.
+# a turn in headless Chromium), a plain Node script that must end by itself after a turn, Vite 6
+# (the README's dev-server recipe, and a build) and a webpack 5 build, loaded in Chromium.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,11 @@ say "$app: the built app in headless Chromium"
 
 app=tests/packaging/node
 say "$app: a plain Node script runs a turn against a stub server and ends by itself"
+install_host "$app"
+(cd "$app" && npm test --silent)
+
+app=tests/packaging/vite6
+say "$app: Vite 6's dev server with and without the README's recipe, and its build, in headless Chromium"
 install_host "$app"
 (cd "$app" && npm test --silent)
 
