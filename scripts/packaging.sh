@@ -2,7 +2,8 @@
 # The packed @dpas/host as users install it, in the apps of tests/packaging/: a Vite 8 + React
 # app (strict types with skipLibCheck off, a production build, a vitest + jsdom component test,
 # a turn in headless Chromium), a plain Node script that must end by itself after a turn, Vite 6
-# (the README's dev-server recipe, and a build) and a webpack 5 build, loaded in Chromium.
+# (the README's dev-server recipe, and a build), Next.js 16 (the README's client-component recipe)
+# and a webpack 5 build, loaded in Chromium.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,11 @@ install_host "$app"
 
 app=tests/packaging/vite6
 say "$app: Vite 6's dev server with and without the README's recipe, and its build, in headless Chromium"
+install_host "$app"
+(cd "$app" && npm test --silent)
+
+app=tests/packaging/nextjs
+say "$app: Next.js 16 (app router): the README's client-component recipe, built, started, in headless Chromium"
 install_host "$app"
 (cd "$app" && npm test --silent)
 
