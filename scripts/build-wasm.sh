@@ -12,10 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 141 KB, plus what issue 13's structure measured (host-wasm/README.md, "Size"): the
-# core/binding crate split +1,341 B gzip (generic instantiations the two crates no longer
-# share), the conversation's orchestration in the core behind traits +1,119 B.
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-146844}
+# The built size plus 200 B of headroom (a fix in the settle-wait's MessageChannel ports needs
+# ~71 B; NOTES.md). Lowered with each landed cut (host-wasm/README.md, "Size"), so none regresses.
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-144290}
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)

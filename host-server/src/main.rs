@@ -101,6 +101,7 @@ async fn run(
     let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
     // Kept to stop the socket listening the moment a drain begins.
     let listeners = vec![listener.try_clone()?];
+    let stopping = state.clone();
     let server =
         http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
@@ -125,6 +126,8 @@ async fn run(
     if let Some((_, server)) = metrics {
         server.stop(true).await;
     }
+    // The audit entries of the last steps are stored before the process ends.
+    stopping.close().await;
     Ok(())
 }
 
