@@ -67,6 +67,7 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
     // Kept to stop the socket listening the moment a drain begins.
     let listeners = vec![listener.try_clone()?];
+    let stopping = state.clone();
     let server =
         http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
@@ -88,6 +89,8 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     if let Some((_, server)) = metrics {
         server.stop(true).await;
     }
+    // The audit entries of the last steps are stored before the process ends.
+    stopping.close().await;
     Ok(())
 }
 

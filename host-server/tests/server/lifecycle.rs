@@ -216,7 +216,7 @@ async fn ready_answers_beside_health() {
     assert_eq!(srv.get("/api/health", None).await.status, 200);
 
     // A database that no longer answers is not ready; the process is still alive.
-    srv.state.pool.close().await;
+    srv.state.close().await;
     let ready = srv.get("/api/ready", None).await;
     assert_eq!(ready.status, 503, "{}", ready.body);
     assert_eq!(ready.body["error"]["code"], "NOT_READY");
