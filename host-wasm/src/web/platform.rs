@@ -53,7 +53,11 @@ pub(crate) fn yield_task() -> Promise {
             return;
         };
         let port = channel.port1();
+        // Closed once it has served: in Node an open port with a listener keeps the event loop
+        // alive, and a script that ran a turn would never end.
+        let served = port.clone();
         let done = Closure::once_into_js(move || {
+            served.close();
             let _ = resolve.call0(&JsValue::UNDEFINED);
         });
         port.set_onmessage(Some(done.unchecked_ref()));
