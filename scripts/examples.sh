@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The examples as a reader gets them: examples/todo-server (host-server as a library) built into
 # the workspace's target/, examples/react-todo installed from the packed @dpas/host, type-checked
-# and built, then one scripted turn through both in headless Chromium (a confirmation in the
-# browser, an approval on the server).
+# and built, then scripted turns through both in headless Chromium (a confirmation in the
+# browser, an approval on the server; every step request finishes, none is cancelled). Then
+# examples/todo-backend: a Node backend in front of the workspace's host-server binary (no Rust
+# of the app's), serving react-todo's build, and one scripted turn through it with an approval.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,12 @@ app=examples/react-todo
 say "$app: install the packed package, tsc (strict), vite build"
 install_host "$app"
 (cd "$app" && npm run --silent build >/dev/null)
-say "$app on todo-server: a scripted turn in headless Chromium"
+say "$app on todo-server: scripted turns in headless Chromium"
 (cd "$app" && TODO_SERVER_BIN="$PWD/../../target/debug/todo-server" npm run --silent test:browser)
+
+say "examples/todo-backend: cargo build -p host-server, npm ci, its doors, then react-todo's build on it in headless Chromium"
+cargo build -p host-server
+backend=examples/todo-backend
+(cd "$backend" && npm ci --no-audit --no-fund)
+(cd "$backend" && HOST_SERVER_BIN="$PWD/../../target/debug/host-server" npm test --silent)
 say "ok"

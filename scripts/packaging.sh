@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The packed @dpas/host as users install it, in the apps of tests/packaging/: a Vite 8 + React
 # app (strict types with skipLibCheck off, a production build, a vitest + jsdom component test,
-# a turn in headless Chromium) and a webpack 5 build loaded in Chromium.
+# a turn in headless Chromium), a plain Node script that must end by itself after a turn, Vite 6
+# (the README's dev-server recipe, and a build), Next.js 16 (the README's client-component recipe)
+# and a webpack 5 build, loaded in Chromium.
 #   SKIP_BUILD=1 reuses host-wasm/pkg and host-wasm/dist/dpas-host.tgz (test.sh, after e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,21 @@ say "$app: vitest + jsdom (init in Node, a turn against a stub server)"
 (cd "$app" && npm run --silent test:unit)
 say "$app: the built app in headless Chromium"
 (cd "$app" && npm run --silent test:browser)
+
+app=tests/packaging/node
+say "$app: a plain Node script runs a turn against a stub server and ends by itself"
+install_host "$app"
+(cd "$app" && npm test --silent)
+
+app=tests/packaging/vite6
+say "$app: Vite 6's dev server with and without the README's recipe, and its build, in headless Chromium"
+install_host "$app"
+(cd "$app" && npm test --silent)
+
+app=tests/packaging/nextjs
+say "$app: Next.js 16 (app router): the README's client-component recipe, built, started, in headless Chromium"
+install_host "$app"
+(cd "$app" && npm test --silent)
 
 app=tests/packaging/webpack
 say "$app: install, webpack 5 production build, loaded in headless Chromium"

@@ -51,8 +51,8 @@ bash scripts/e2e.sh
 step "www: tsc --noEmit and ESLint with the React hooks rules (www's own devDependencies, installed by build-www.sh)"
 (cd www && npx --no-install tsc --noEmit -p tsconfig.json && npx --no-install eslint src)
 
-step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium) and a webpack 5 build"
+step "packaging: the packed @dpas/host in a Vite React app (tsc, build, vitest + jsdom, Chromium), a plain Node script, Vite 6 (dev recipe, build), Next.js 16 and a webpack 5 build"
 SKIP_BUILD=1 bash scripts/packaging.sh
 
-step "examples: react-todo on todo-server (host-server as a library), one scripted turn in Chromium"
+step "examples: react-todo on todo-server (host-server as a library) and on todo-backend (host-server from files), one scripted turn each in Chromium"
 SKIP_BUILD=1 bash scripts/examples.sh

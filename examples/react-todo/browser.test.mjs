@@ -1,49 +1,38 @@
-// One scripted turn through both examples in Debian's headless Chromium: todo-server (the Rust
+// Scripted turns through both examples in Debian's headless Chromium: todo-server (the Rust
 // example, offline on examples/todo-server/script.json) serves this app's build (npm run build)
-// over an in-memory database. The turn needs the user twice: a confirmation in the browser
+// over an in-memory database. The first turn needs the user twice: a confirmation in the browser
 // before the screen's procedure runs, and an approval on the server before the model's delete.
+// Then several short turns, watched through the DevTools protocol: every step request finishes.
 //   TODO_SERVER_BIN   the built binary (default: the workspace's target/debug/todo-server)
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { openPage, startServer } from "./harness.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
-async function startTodoServer() {
+function startTodoServer() {
   const bin = process.env.TODO_SERVER_BIN ?? here("../../target/debug/todo-server");
   const script = here("../todo-server/script.json");
   const args = ["--listen", "127.0.0.1:0", "--database", "sqlite::memory:", "--model", `scripted:${script}`, "--static", here("./dist")];
-  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const url = await new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`todo-server exited (${code}):\n${stderr}`)));
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      const found = /^listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (found) resolve(found[1]);
-      else reject(new Error(`todo-server said ${JSON.stringify(line)}:\n${stderr}`));
-    });
-  });
-  return { url, stop: () => child.kill() };
+  return startServer(bin, args);
+}
+
+const launch = () => chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+
+async function signIn(page, url) {
+  await page.goto(url);
+  await page.getByLabel("Your name").fill("Sam");
+  await page.getByRole("button", { name: "Sign in" }).click();
 }
 
 test("a scripted turn: confirmed in the browser, approved on the server", async () => {
   const server = await startTodoServer();
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+  const browser = await launch();
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && errors.push(m.text()));
-    const refused = [];
-    page.on("response", (r) => r.status() >= 400 && refused.push(`${r.status()} ${new URL(r.url()).pathname}`));
-    await page.goto(server.url);
-    await page.getByLabel("Your name").fill("Sam");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    const { page, errors, refused } = await openPage(browser);
+    await signIn(page, server.url);
     await page.getByLabel("New todo").fill("milk");
     await page.getByRole("button", { name: "Add" }).click();
     const todos = page.getByRole("region", { name: "Todos" }).getByRole("listitem");
@@ -73,6 +62,46 @@ test("a scripted turn: confirmed in the browser, approved on the server", async 
     await todos.first().waitFor({ state: "detached" });
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
+  } finally {
+    await browser.close();
+    server.stop();
+  }
+});
+
+// The server ends each step's chunked body with its last frame (same read, measured with a raw
+// socket) and marks it `cache-control: no-store`, as the contract says. Chromium cancels such a
+// request after a script has read its body to the end (DevTools: "(canceled)"; CDP:
+// `loadingFailed`, net::ERR_ABORTED) in about one step of three, unless the response was cloned
+// first, as the package does (host-wasm/src/web/platform.rs).
+test("every /agent/chat request of several turns finishes, none shows as cancelled", async () => {
+  const server = await startTodoServer();
+  const browser = await launch();
+  try {
+    const { page, errors } = await openPage(browser);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Network.enable");
+    const ends = new Map(); // request id → a promise of how the request ended
+    const settle = new Map();
+    cdp.on("Network.requestWillBeSent", (e) => {
+      if (new URL(e.request.url).pathname !== "/agent/chat") return;
+      ends.set(e.requestId, new Promise((resolve) => settle.set(e.requestId, resolve)));
+    });
+    cdp.on("Network.loadingFinished", (e) => settle.get(e.requestId)?.("finished"));
+    cdp.on("Network.loadingFailed", (e) => settle.get(e.requestId)?.(`failed: ${e.errorText}${e.canceled ? " (canceled)" : ""}`));
+    await signIn(page, server.url);
+    const assistant = page.getByRole("region", { name: "Assistant" });
+    const answers = assistant.getByText("I can list, add, tick off and delete your todos.");
+    const turns = 8;
+    for (let turn = 1; turn <= turns; turn++) {
+      await page.getByLabel("Message").fill(`hello ${turn}`);
+      await page.getByRole("button", { name: "Send" }).click();
+      await answers.nth(turn - 1).waitFor();
+      await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
+    }
+    assert.equal(ends.size, turns, "one step request per turn");
+    const outcomes = await Promise.all(ends.values());
+    assert.deepEqual(outcomes, Array(turns).fill("finished"));
+    assert.deepEqual(errors, []);
   } finally {
     await browser.close();
     server.stop();

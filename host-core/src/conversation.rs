@@ -295,8 +295,9 @@ impl Conversation {
 
     /// A call the model made that no frame announced and that is not left for the browser is
     /// one to a tool in neither plane (the server answers it NO_SUCH_TOOL in the history and
-    /// says so only in an inspector frame): it is shown as a failed call, so the conversation
-    /// shows every call the model made.
+    /// says so only in an inspector frame): it is shown as a failed call with its input, so the
+    /// conversation shows every call the model made. Its answer stays in the history and the
+    /// inspector frame: finding it in the step's messages measured +80 B gzip in the package.
     fn show_unannounced_calls(&mut self, finish: &StepFinish) {
         for part in finish
             .response_messages
@@ -306,6 +307,7 @@ impl Conversation {
             let ContentPart::ToolCall {
                 tool_call_id,
                 tool_name,
+                input,
                 ..
             } = part
             else {
@@ -325,7 +327,7 @@ impl Conversation {
                 wire_name: tool_name.clone(),
                 canonical_id: tool_name.clone(),
                 executor: Executor::Server,
-                input: Value::Null,
+                input: input.clone(),
                 state: ToolCallState::Error,
                 result: None,
             };
@@ -676,6 +678,7 @@ mod tests {
             ("u1", "nope", ToolCallState::Error)
         );
         assert_eq!(calls[0].canonical_id, "nope");
+        assert_eq!(calls[0].input, json!({ "x": 1 }));
         // A call already shown is not shown twice.
         conversation.observe_frame(&step_finish, 3.0);
         assert_eq!(conversation.state().messages[1].tool_calls.len(), 1);

@@ -339,6 +339,7 @@ fn validate_node(
     }
     if let Some(expected) = map.get("const") {
         if to_canonical_string(expected) != to_canonical_string(value) {
+            let expected = json_text(expected);
             issue(issues, path, format!("Expected {expected}"));
         }
     }

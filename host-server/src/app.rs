@@ -46,6 +46,20 @@ impl std::fmt::Debug for AppState {
     }
 }
 
+impl AppState {
+    /// Stops using the database, the last thing a stopping server does: waits (at most
+    /// [`AUDIT_FLUSH_ON_CLOSE`]) until the audit entries recorded so far are stored, then
+    /// closes the pool. A write still in flight when the pool closes keeps its connection
+    /// (and on SQLite the file's write lock) until it ends, so the flush comes first.
+    pub async fn close(&self) {
+        self.audit_log.flush(AUDIT_FLUSH_ON_CLOSE).await;
+        self.pool.close().await;
+    }
+}
+
+/// How long a stopping server waits for its audit entries to be stored.
+pub const AUDIT_FLUSH_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error(transparent)]

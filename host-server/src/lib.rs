@@ -12,6 +12,7 @@ pub mod demo;
 pub mod http;
 pub mod lifecycle;
 pub mod mcp;
+pub mod otlp;
 pub mod runtime;
 pub mod session;
 pub mod telemetry;

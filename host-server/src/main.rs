@@ -8,17 +8,47 @@ use host_server::appfiles::AppFiles;
 use host_server::chat::{self, ChatConfig};
 use host_server::config::{Cli, SessionSecret};
 use host_server::{http, lifecycle, AppBuilder, ServerConfig};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+    // Trace export is read from the standard OTEL_* variables; a bad one stops the start.
+    let traces = match host_server::otlp::TraceExport::from_env() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Built here, outside the server's runtime (its HTTP client is a blocking one).
+    let provider = match traces.as_ref().map(|t| t.provider()).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("host-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let logs = tracing_subscriber::fmt::layer()
         // Logs go to stderr so stdout carries only the startup line.
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")));
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(provider.as_ref().map(host_server::otlp::layer))
         .init();
+    let code = serve(traces.map(|t| t.endpoint));
+    // After the drain: the batch still queued goes out before the process ends.
+    if let Some(provider) = provider {
+        if let Err(e) = provider.shutdown() {
+            eprintln!("host-server: flushing traces: {e}");
+        }
+    }
+    code
+}
+
+fn serve(traces: Option<String>) -> ExitCode {
     let config = match ServerConfig::from_cli(Cli::parse()) {
         Ok(c) => c,
         Err(e) => {
@@ -33,7 +63,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match actix_web::rt::System::new().block_on(run(config, files)) {
+    match actix_web::rt::System::new().block_on(run(config, files, traces)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("host-server: {e}");
@@ -42,7 +72,11 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(
+    config: ServerConfig,
+    files: AppFiles,
+    traces: Option<String>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let listener = TcpListener::bind(config.listen)?;
     let addr = listener.local_addr()?;
     let metrics = match config.metrics_listen {
@@ -67,14 +101,18 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     let (drain, deadline) = (state.drain.clone(), state.config.drain_timeout);
     // Kept to stop the socket listening the moment a drain begins.
     let listeners = vec![listener.try_clone()?];
+    let stopping = state.clone();
     let server =
         http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
     println!(
-        "listening on http://{addr} database={database} model={model}{}{}",
+        "listening on http://{addr} database={database} model={model}{}{}{}",
         if demo { " demo=on" } else { "" },
         metrics
             .as_ref()
             .map(|(at, _)| format!(" metrics=http://{at}/metrics"))
+            .unwrap_or_default(),
+        traces
+            .map(|endpoint| format!(" traces={endpoint}"))
             .unwrap_or_default()
     );
     lifecycle::serve_until_drained(
@@ -88,6 +126,8 @@ async fn run(config: ServerConfig, files: AppFiles) -> Result<(), Box<dyn std::e
     if let Some((_, server)) = metrics {
         server.stop(true).await;
     }
+    // The audit entries of the last steps are stored before the process ends.
+    stopping.close().await;
     Ok(())
 }
 

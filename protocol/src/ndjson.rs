@@ -103,7 +103,9 @@ impl FrameDecoder {
 /// Decodes one trimmed, non-empty line; `None` when it is not UTF-8 JSON of a frame.
 fn decode_line(line: &[u8]) -> Option<(Frame, &str)> {
     let text = std::str::from_utf8(line).ok()?;
-    let frame = crate::frame::decode_frame(serde_json::from_str::<Value>(text).ok()?)?;
+    // `from_slice`, not `from_str`: each reader type instantiates serde_json's whole parser
+    // again, and the browser build parses everything else from bytes.
+    let frame = crate::frame::decode_frame(serde_json::from_slice::<Value>(line).ok()?)?;
     Some((frame, text))
 }
 

@@ -252,7 +252,7 @@ async fn a_file_database_keeps_the_ledger_across_restarts() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (25..33).collect::<Vec<i64>>());
-    first.state.pool.close().await;
+    first.state.close().await;
 
     // Not empty, so not re-seeded: the new draft is still there.
     let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
@@ -272,7 +272,7 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
     let approval_id = first
         .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
-    first.state.pool.close().await;
+    first.state.close().await;
 
     let second = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let cookie = second.sign_in("controller").await;
@@ -322,7 +322,6 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
 }
 
 #[actix_web::test]
-#[ignore = "in the full parallel run the binary's start finds the SQLite file locked (SQLITE_BUSY) by the in-process first server after its pool is closed; passes alone: cargo test -p host-server --test server -- --ignored a_kill_between"]
 async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stranded() {
     use host_server::Surface;
 
@@ -334,7 +333,7 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     let approval_id = first
         .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
-    first.state.pool.close().await;
+    first.state.close().await;
 
     // The binary decides it and stops dead right after the decision is committed.
     let mut cmd = clean_command();
@@ -343,9 +342,17 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(dir.path().join("stderr.log")).expect("stderr file"));
     let mut child = Child(cmd.spawn().expect("spawn host-server"));
-    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("startup line");
+    let stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+    // Read off the runtime's thread: a blocking read here would stall this process's own
+    // tasks while the binary starts.
+    let (mut stdout, line) = tokio::task::spawn_blocking(move || {
+        let mut stdout = stdout;
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("startup line");
+        (stdout, line)
+    })
+    .await
+    .expect("join");
     let addr = line
         .trim()
         .strip_prefix("listening on http://")

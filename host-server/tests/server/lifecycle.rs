@@ -27,8 +27,14 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 impl Process {
     pub fn start(args: &[&str]) -> Self {
+        Self::start_with_env(args, &[])
+    }
+
+    /// Like [`Process::start`], with these environment variables set.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut cmd = clean_command();
-        cmd.args(["--listen", "127.0.0.1:0"])
+        cmd.envs(env.iter().copied())
+            .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -202,7 +208,7 @@ impl Frames {
     }
 }
 
-fn script(dir: &std::path::Path, turns: Value) -> String {
+pub(crate) fn script(dir: &std::path::Path, turns: Value) -> String {
     let path = dir.join("script.json");
     std::fs::write(&path, json!({ "turns": turns }).to_string()).expect("write script");
     format!("scripted:{}", path.display())
@@ -216,7 +222,7 @@ async fn ready_answers_beside_health() {
     assert_eq!(srv.get("/api/health", None).await.status, 200);
 
     // A database that no longer answers is not ready; the process is still alive.
-    srv.state.pool.close().await;
+    srv.state.close().await;
     let ready = srv.get("/api/ready", None).await;
     assert_eq!(ready.status, 503, "{}", ready.body);
     assert_eq!(ready.body["error"]["code"], "NOT_READY");

@@ -16,6 +16,7 @@ mod lifecycle;
 mod manifest;
 mod mcp;
 mod metrics;
+mod otlp;
 mod pg;
 mod replicas;
 mod sessions;

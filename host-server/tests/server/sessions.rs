@@ -175,7 +175,7 @@ async fn signing_out_revokes_that_cookie_on_the_server_also_across_a_restart() {
             .status,
         401
     );
-    first.state.pool.close().await;
+    first.state.close().await;
 
     let second =
         start_with(crate::common::builder().with_config(|c| c.database_url = url.clone())).await;

@@ -53,7 +53,11 @@ pub(crate) fn yield_task() -> Promise {
             return;
         };
         let port = channel.port1();
+        // Closed once it has served: in Node an open port with a listener keeps the event loop
+        // alive, and a script that ran a turn would never end.
+        let served = port.clone();
         let done = Closure::once_into_js(move || {
+            served.close();
             let _ = resolve.call0(&JsValue::UNDEFINED);
         });
         port.set_onmessage(Some(done.unchecked_ref()));
@@ -134,6 +138,11 @@ async fn post(
         .dyn_into()
         .map_err(|_| TransportFailure)?;
     let status = response.status();
+    // The contract marks a step's stream `cache-control: no-store`, and Chromium cancels such a
+    // request (DevTools: "(canceled)", net::ERR_ABORTED) after a script has read its body to
+    // the end, in about one step of three. Once cloned, the body the script reads is one branch
+    // of a tee inside the browser, and the request finishes. The clone is left unread.
+    let _ = response.clone();
     let body = match response.body() {
         Some(stream) => {
             let reader: ReadableStreamDefaultReader = stream
