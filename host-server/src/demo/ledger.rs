@@ -1,13 +1,12 @@
 //! The receivables ledger on SQLite: clients, invoices and chase records, with the read models
 //! and rules of the demo (see shared/demo/README.md §a).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
@@ -247,6 +246,17 @@ from_any_row!(CollectionStatus {
 const INVOICE_COLUMNS: &str =
     "id, reference, client_id, amount, status, issue_date, due_date, paid_date, notes";
 
+/// Every invoice with its client's name and segment and its chase record (`invoice_id` is
+/// null when it has none), due date descending, ties in id order.
+const ROW_QUERY: &str = "SELECT i.id, i.reference, i.client_id, i.amount, i.status, \
+     i.issue_date, i.due_date, i.paid_date, i.notes, \
+     c.name AS client_name, c.segment AS client_segment, \
+     s.invoice_id, s.reminders_sent, s.last_reminder_date, s.expected_payment_date, s.note \
+     FROM invoices i \
+     LEFT JOIN clients c ON c.id = i.client_id \
+     LEFT JOIN collection_statuses s ON s.invoice_id = i.id \
+     ORDER BY i.due_date DESC, i.id ASC";
+
 impl Ledger {
     /// A ledger whose "today" is the UTC calendar date (the demo hosts run on UTC).
     pub fn new(db: Db) -> Self {
@@ -408,49 +418,38 @@ impl Ledger {
         }))
     }
 
-    /// Every invoice as a row, due date descending, ties in storage (id) order.
+    /// Every invoice as a row, due date descending, ties in storage (id) order. One
+    /// statement: every statement is a round trip to the database driver's worker (and a
+    /// connection check-out and check-in), which cost more than the rows themselves.
     pub async fn rows(&self) -> Result<Vec<InvoiceRow>, HandlerError> {
         let today = self.today();
-        let clients: HashMap<i64, Client> = self
-            .clients()
-            .await?
-            .into_iter()
-            .map(|c| (c.id, c))
-            .collect();
-        let collections: HashMap<i64, CollectionStatus> = sqlx::query_as::<_, CollectionStatus>(
-            "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses",
-        )
-        .fetch_all(&*self.db)
-        .await
-        .map_err(sql_err)?
-        .into_iter()
-        .map(|c| (c.invoice_id, c))
-        .collect();
-        let invoices: Vec<Invoice> = sqlx::query_as(&format!(
-            "SELECT {INVOICE_COLUMNS} FROM invoices ORDER BY due_date DESC, id ASC"
-        ))
-        .fetch_all(&*self.db)
-        .await
-        .map_err(sql_err)?;
-        Ok(invoices
-            .into_iter()
-            .map(|invoice| {
-                let client = clients.get(&invoice.client_id);
+        let rows = sqlx::query(ROW_QUERY)
+            .fetch_all(&*self.db)
+            .await
+            .map_err(sql_err)?;
+        rows.iter()
+            .map(|r| {
+                let invoice = Invoice::from_row(r)?;
                 let days_overdue = if invoice.status == "sent" {
                     days_between(&invoice.due_date, today).max(0)
                 } else {
                     0
                 };
-                InvoiceRow {
-                    client_name: client
-                        .map_or_else(|| "Unknown client".to_owned(), |c| c.name.clone()),
-                    segment: client.map_or_else(|| "Mid-market".to_owned(), |c| c.segment.clone()),
+                let chased: Option<i64> = r.try_get("invoice_id")?;
+                Ok(InvoiceRow {
+                    client_name: r
+                        .try_get::<Option<String>, _>("client_name")?
+                        .unwrap_or_else(|| "Unknown client".to_owned()),
+                    segment: r
+                        .try_get::<Option<String>, _>("client_segment")?
+                        .unwrap_or_else(|| "Mid-market".to_owned()),
                     days_overdue,
-                    collection: collections.get(&invoice.id).cloned(),
+                    collection: chased.map(|_| CollectionStatus::from_row(r)).transpose()?,
                     invoice,
-                }
+                })
             })
-            .collect())
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(sql_err)
     }
 
     pub async fn list_invoices(
