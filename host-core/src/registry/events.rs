@@ -97,6 +97,12 @@ impl EventBus {
     /// emission from inside a listener is queued behind the whole current batch.
     pub(crate) fn emit(&self, events: impl IntoIterator<Item = SurfaceEvent>) {
         self.queue.borrow_mut().extend(events);
+        self.drain();
+    }
+
+    /// Apart from `emit`, which is generic over its events: one copy of the loop, not one per
+    /// caller's iterator type.
+    fn drain(&self) {
         if self.draining.replace(true) {
             return;
         }
