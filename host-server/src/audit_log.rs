@@ -12,7 +12,7 @@ use serde_json::Value;
 use sqlx::Row;
 use tokio::sync::{mpsc, watch};
 
-use crate::db::{Db, LockKey};
+use crate::db::{Backend, Db, LockKey};
 use crate::runtime::{AuditEntry, AuditHub};
 
 /// Entries written per transaction at most.
@@ -148,8 +148,15 @@ async fn write_batch(db: &Db, batch: &[(u64, Arc<AuditEntry>)]) -> Result<(), sq
     for ((_, entry), text) in batch.iter().zip(texts) {
         insert = insert.bind(entry.actor_id.clone()).bind(text);
     }
-    let mut tx = db.begin().await?;
-    db.lock(&mut tx, LockKey::Audit).await?;
-    insert.execute(&mut *tx).await?;
-    tx.commit().await
+    match db.backend() {
+        // One statement is its own transaction, and SQLite has one writer at a time anyway:
+        // BEGIN and COMMIT would only be two more round trips to the driver's worker.
+        Backend::Sqlite => insert.execute(&**db).await.map(drop),
+        Backend::Postgres => {
+            let mut tx = db.begin().await?;
+            db.lock(&mut tx, LockKey::Audit).await?;
+            insert.execute(&mut *tx).await?;
+            tx.commit().await
+        }
+    }
 }
