@@ -1,6 +1,7 @@
 //! The demo receivables domain: ledger, capabilities, policies and the two demo users.
 
 pub mod capabilities;
+pub mod http;
 pub mod ledger;
 
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! The HTTP API: health, sessions, `/rpc`, approvals, threads, demo reset and static files.
+//! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files; under `--demo`
+//! also the demo's own endpoints (`demo::http`).
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
 
 mod audit;
@@ -24,7 +25,7 @@ pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
-use crate::demo::{ledger::format_eur, DemoUser};
+use crate::demo::DemoUser;
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
 };
@@ -85,8 +86,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
                 .delete(delete_thread),
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
-        .service(resource("/api/demo/reset").post(demo_reset))
         .service(resource("/api/audit").get(audit::list_audit))
+        .configure(|cfg| {
+            if state.config.demo {
+                crate::demo::http::configure(cfg);
+            }
+        })
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -486,24 +491,17 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (invoice <id>, <€amount>)` for the demo's gated writes, with only the
-/// parts the input has; `<capability id> (id <id>)` for an embedder's capabilities.
+/// `<capability id> (<detail>)`: the demo's wording for its gated writes
+/// (`demo::http::receipt_parts`), `id <id>` for an embedder's capabilities; the bare id when
+/// the input has no detail.
 pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
-    let mut parts = Vec::new();
-    let id = r.input.get("id");
-    if crate::demo::GATED_CAPABILITIES.contains(&r.capability_id.as_str()) {
-        if let Some(id) = id
-            .or_else(|| r.input.get("invoiceId"))
+    let parts = crate::demo::http::receipt_parts(&r.capability_id, &r.input).unwrap_or_else(|| {
+        r.input
+            .get("id")
             .and_then(Value::as_i64)
-        {
-            parts.push(format!("invoice {id}"));
-        }
-        if let Some(amount) = r.input.get("amount").and_then(Value::as_i64) {
-            parts.push(format_eur(amount));
-        }
-    } else if let Some(id) = id.and_then(Value::as_i64) {
-        parts.push(format!("id {id}"));
-    }
+            .map(|id| vec![format!("id {id}")])
+            .unwrap_or_default()
+    });
     if parts.is_empty() {
         r.capability_id.clone()
     } else {
@@ -693,30 +691,4 @@ async fn delete_thread(
     } else {
         Err(ApiError::NotFound)
     }
-}
-
-async fn demo_reset(state: web::Data<AppState>, actor: Actor) -> Result<HttpResponse, ApiError> {
-    let ledger = match (&state.ledger, state.config.demo) {
-        (Some(l), true) => l,
-        _ => return Err(ApiError::NotFound),
-    };
-    // Wiping the ledger is a controller's act; the read-only analyst may not.
-    if actor.role != crate::demo::CONTROLLER.role {
-        return Err(ApiError::Host(dpas_protocol::HostError::of(
-            dpas_protocol::HostErrorCode::Forbidden,
-        )));
-    }
-    // Pending approvals name rows the reset re-creates: none may act on the new ones.
-    let cancelled = state
-        .runtime
-        .cancel_pending_approvals()
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    tracing::info!(cancelled, "pending approvals cancelled by the demo reset");
-    ledger
-        .seed(ledger.today())
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    tracing::info!(actor = %actor.id, "demo ledger reset");
-    Ok(HttpResponse::Ok().json(json!({"ok": true})))
 }

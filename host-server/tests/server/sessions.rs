@@ -141,6 +141,8 @@ async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
             .status,
         404
     );
+    // The demo's endpoints are not mounted at all: no session is asked for first.
+    assert_eq!(s.post("/api/demo/reset", None, json!({})).await.status, 404);
     // The domain is registered but not seeded without --demo.
     let (status, env) = s.rpc(&cookie, "receivables-summary", json!({})).await;
     assert_eq!(
