@@ -344,20 +344,8 @@ fn rpc_status(envelope: &Envelope) -> StatusCode {
         Envelope::Ok { .. } => StatusCode::OK,
         // An approval on `direct` means a policy gates the app's own calls: a conflict.
         Envelope::ApprovalRequired { .. } => StatusCode::CONFLICT,
-        Envelope::Error(e) => match e.public_code() {
-            CapabilityErrorCode::InputInvalid => StatusCode::BAD_REQUEST,
-            CapabilityErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
-            CapabilityErrorCode::PolicyDenied | CapabilityErrorCode::Forbidden => {
-                StatusCode::FORBIDDEN
-            }
-            CapabilityErrorCode::CapabilityNotFound | CapabilityErrorCode::ApprovalNotFound => {
-                StatusCode::NOT_FOUND
-            }
-            CapabilityErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            CapabilityErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
-            // Domain rules refusing the current state of the ledger, approvals not runnable.
-            _ => StatusCode::CONFLICT,
-        },
+        Envelope::Error(e) => StatusCode::from_u16(e.public_code().http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 

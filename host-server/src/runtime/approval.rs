@@ -14,35 +14,23 @@ use time::OffsetDateTime;
 
 use super::error::{CapabilityError, CapabilityErrorCode};
 use super::types::{Actor, Risk, SideEffect, Surface};
+use super::vocab::wire_enum;
 use crate::db::Db;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ApprovalStatus {
-    Pending,
-    Approved,
-    Rejected,
-    Expired,
-    Cancelled,
-    Consumed,
-    /// The target changed between request and decision or execution; nothing ran.
-    Stale,
-    /// Execution started and the process stopped before it finished.
-    Interrupted,
-}
-
-impl ApprovalStatus {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Approved => "approved",
-            Self::Rejected => "rejected",
-            Self::Expired => "expired",
-            Self::Cancelled => "cancelled",
-            Self::Consumed => "consumed",
-            Self::Stale => "stale",
-            Self::Interrupted => "interrupted",
-        }
+wire_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ApprovalStatus {
+        Pending = "pending",
+        Approved = "approved",
+        Rejected = "rejected",
+        Expired = "expired",
+        Cancelled = "cancelled",
+        Consumed = "consumed",
+        /// The target changed between request and decision or execution; nothing ran.
+        Stale = "stale",
+        /// Execution started and the process stopped before it finished.
+        Interrupted = "interrupted",
     }
 }
 

@@ -8,6 +8,7 @@ pub mod error;
 pub mod policy;
 pub mod registry;
 pub mod types;
+mod vocab;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
