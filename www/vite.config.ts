@@ -1,4 +1,5 @@
-import { defineConfig } from "vite";
+import { fileURLToPath } from "node:url";
+import { defineConfig, searchForWorkspaceRoot } from "vite";
 import react from "@vitejs/plugin-react";
 
 // `npm run dev` proxies the server's routes to a running host-server
@@ -8,6 +9,13 @@ const server = process.env.DPAS_SERVER ?? "http://127.0.0.1:8080";
 export default defineConfig({
   plugins: [react()],
   server: {
+    // `src/routes.ts` imports the demo's route table from host-server (one file for both).
+    fs: {
+      allow: [
+        searchForWorkspaceRoot(process.cwd()),
+        fileURLToPath(new URL("../host-server/src/demo/routes.json", import.meta.url)),
+      ],
+    },
     proxy: {
       "/api": server,
       "/rpc": server,

@@ -372,7 +372,6 @@ mod tests {
     use crate::capability::ComponentDef;
     use crate::testing::demo_surface;
     use crate::turn::ConfirmRequest;
-    use dpas_protocol::RouteFloors;
     use futures_executor::block_on;
     use futures_util::future::LocalBoxFuture;
     use futures_util::FutureExt;
@@ -400,7 +399,8 @@ mod tests {
     }
 
     fn run(surface: &Surface, verb: &str, input: Value) -> MetaDispatched {
-        let floor = RouteFloors::demo().floor("/receivables/pending");
+        let floor =
+            dpas_protocol::test_support::reference_route_floors().floor("/receivables/pending");
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let call = PendingToolCall {

@@ -274,7 +274,6 @@ mod tests {
     use super::*;
     use crate::capability::{ActionDef, Availability, ComponentDef, Handler, ProcedureDef};
     use crate::testing::{demo_surface, trace_request};
-    use dpas_protocol::RouteFloors;
     use serde_json::json;
 
     fn names(projection: &Projection) -> Vec<&str> {
@@ -286,7 +285,7 @@ mod tests {
     }
 
     fn pending_floor() -> Vec<String> {
-        RouteFloors::demo().floor("/receivables/pending")
+        dpas_protocol::test_support::reference_route_floors().floor("/receivables/pending")
     }
 
     #[test]

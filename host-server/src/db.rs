@@ -64,6 +64,10 @@ impl Backend {
     }
 }
 
+/// Migrations are listed here by hand rather than embedded with `sqlx::migrate!("…")`: that
+/// macro needs sqlx's `macros` feature, whose proc-macro crate the `sqlite` and `postgres`
+/// features build with both drivers again (SQLite's C sources included) for the host, a
+/// second copy in every cold build. A new migration file needs one line below.
 type Migrations = &'static [(i64, &'static str, &'static str)];
 
 /// SQLite migrations compiled into the binary, in version order.

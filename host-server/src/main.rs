@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         .with(logs)
         .with(provider.as_ref().map(host_server::otlp::layer))
         .init();
-    let code = serve(traces.map(|t| t.endpoint));
+    let code = serve(traces.as_ref().map(host_server::otlp::TraceExport::shown));
     // After the drain: the batch still queued goes out before the process ends.
     if let Some(provider) = provider {
         if let Err(e) = provider.shutdown() {

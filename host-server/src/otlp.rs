@@ -95,6 +95,17 @@ impl TraceExport {
         Ok(Some(Self { endpoint }))
     }
 
+    /// The endpoint as the startup line shows it: a password in the URL is masked.
+    pub fn shown(&self) -> String {
+        match reqwest::Url::parse(&self.endpoint) {
+            Ok(mut url) if url.password().is_some() => {
+                let _ = url.set_password(Some("***"));
+                url.to_string()
+            }
+            _ => self.endpoint.clone(),
+        }
+    }
+
     /// Builds the exporter and its batch processor. Call outside any async runtime (the
     /// blocking HTTP client may not be created inside one); shut the provider down the same way.
     pub fn provider(&self) -> Result<SdkTracerProvider, OtlpConfigError> {
@@ -216,6 +227,19 @@ mod tests {
             ])
             .as_deref(),
             Some("http://127.0.0.1:9999/custom")
+        );
+    }
+
+    #[test]
+    fn the_shown_endpoint_masks_a_password() {
+        let read = |base: &str| read(&[(ENDPOINT, base)]).expect("valid").expect("on");
+        assert_eq!(
+            read("https://team:s3cret@collector.example").shown(),
+            "https://team:***@collector.example/v1/traces"
+        );
+        assert_eq!(
+            read("http://127.0.0.1:4318").shown(),
+            "http://127.0.0.1:4318/v1/traces"
         );
     }
 

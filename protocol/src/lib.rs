@@ -11,7 +11,7 @@ pub mod message;
 pub mod ndjson;
 pub mod request;
 pub mod scope;
-#[cfg(feature = "test-support")]
+#[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 pub mod tool;
 pub mod usage;

@@ -2,7 +2,7 @@
 //! Scope shapes discovery only; it is never an authority boundary.
 
 /// The app's route → scope-floor table, plus the shell token that is always part of a
-/// non-empty scope (`app` in the demo).
+/// non-empty scope (`app` in the demo, whose table is host-server's `demo::route_floors`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteFloors {
     pub shell_token: String,
@@ -26,22 +26,6 @@ impl RouteFloors {
                 .map(|(r, ts)| (r.into(), ts.into_iter().map(Into::into).collect()))
                 .collect(),
         }
-    }
-
-    /// The demo's table (D2).
-    pub fn demo() -> Self {
-        Self::new(
-            "app",
-            [
-                (
-                    "/receivables/pending",
-                    vec!["invoices", "reporting", "collections"],
-                ),
-                ("/receivables/all", vec!["invoices", "reporting"]),
-                ("/receivables/clients", vec!["clients", "invoices"]),
-                ("/architecture", vec!["app"]),
-            ],
-        )
     }
 
     /// The floor for a pathname: exact match first, otherwise the longest route whose
@@ -112,7 +96,7 @@ pub fn resolve_scope(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::test_support::reference_route_floors;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| (*x).to_owned()).collect()
@@ -120,7 +104,7 @@ mod tests {
 
     #[test]
     fn d2_floors() {
-        let t = RouteFloors::demo();
+        let t = reference_route_floors();
         assert_eq!(
             t.floor("/receivables/pending"),
             s(&["app", "invoices", "reporting", "collections"])
@@ -144,7 +128,7 @@ mod tests {
 
     #[test]
     fn d3_verified_examples() {
-        let t = RouteFloors::demo();
+        let t = reference_route_floors();
         assert_eq!(
             t.resolve("/receivables/pending", Some(&s(&["invoices"]))),
             s(&["app", "invoices"])
@@ -165,7 +149,7 @@ mod tests {
 
     #[test]
     fn d3_narrowing_only() {
-        let t = RouteFloors::demo();
+        let t = reference_route_floors();
         // An empty request means "no request".
         assert_eq!(
             t.resolve("/receivables/all", Some(&[])),

@@ -7,6 +7,26 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::RouteFloors;
+
+/// The reference behaviour's example route table (D2), which the reference traces were
+/// recorded against: the fixture of the scope tests. The demo app's own table is
+/// host-server's `demo::route_floors`, which serves the same routes.
+pub fn reference_route_floors() -> RouteFloors {
+    RouteFloors::new(
+        "app",
+        [
+            (
+                "/receivables/pending",
+                vec!["invoices", "reporting", "collections"],
+            ),
+            ("/receivables/all", vec!["invoices", "reporting"]),
+            ("/receivables/clients", vec!["clients", "invoices"]),
+            ("/architecture", vec!["app"]),
+        ],
+    )
+}
+
 /// The reference material folder: `$DPAS_SHARED_DIR`, else `shared/` beside the checkout.
 pub fn shared_dir() -> PathBuf {
     match std::env::var_os("DPAS_SHARED_DIR") {

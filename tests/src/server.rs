@@ -8,7 +8,7 @@ use std::time::Duration;
 use dpas_model::scripted::{Script, ScriptedProvider};
 use dpas_model::ModelProvider;
 use dpas_protocol::ndjson::decode_all;
-use dpas_protocol::{Frame, RouteFloors};
+use dpas_protocol::Frame;
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{ModelSpec, ServerConfig};
 use host_server::db::Db;
@@ -105,7 +105,7 @@ pub async fn start_with(options: Options) -> ChatServer {
     };
     let chat_config = ChatConfig {
         models: ModelSet::new(providers),
-        floors: Arc::new(RouteFloors::demo()),
+        floors: Arc::new(host_server::demo::route_floors()),
         app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
         model_timeout: options.model_timeout,
     };

@@ -4,9 +4,7 @@
 use dpas_protocol::catalog::capability_state_message;
 use dpas_protocol::ndjson::decode_all;
 use dpas_protocol::wire_name::{decode_wire_name, encode_wire_name};
-use dpas_protocol::{
-    decode_request, encode_frame, Frame, FrameDecoder, HostErrorCode, Lane, RouteFloors,
-};
+use dpas_protocol::{decode_request, encode_frame, Frame, FrameDecoder, HostErrorCode, Lane};
 use dpas_tests::{
     chat_trace_names as trace_names, read_trace_request, read_trace_response, RecordedResponse,
 };
@@ -125,7 +123,7 @@ fn every_recorded_stream_decodes_and_re_encodes_json_equal() {
 #[test]
 fn recorded_names_scope_and_usage_follow_the_protocol_rules() {
     dpas_tests::require_traces!();
-    let floors = RouteFloors::demo();
+    let floors = dpas_protocol::test_support::reference_route_floors();
     for (name, response) in stream_traces() {
         let request: Value = serde_json::from_slice(&read_trace_request(&name).unwrap()).unwrap();
         let decoded = decode_request(&serde_json::to_vec(&request).unwrap()).unwrap();

@@ -198,7 +198,7 @@ function ShellCapabilities({ session }: { session: Session }) {
         },
         execute: (input) => {
           const path = String(input.path);
-          if (!(KNOWN_ROUTES as readonly string[]).includes(path)) {
+          if (!KNOWN_ROUTES.includes(path)) {
             throw new CapabilityError("PRECONDITION_FAILED", `"${path}" is not a route in this app.`, "with-changes", {
               knownRoutes: [...KNOWN_ROUTES],
             });

@@ -96,7 +96,13 @@ impl EventBus {
     /// Delivers one mutation's events, in order, to the listeners registered at delivery; an
     /// emission from inside a listener is queued behind the whole current batch.
     pub(crate) fn emit(&self, events: impl IntoIterator<Item = SurfaceEvent>) {
-        self.queue.borrow_mut().extend(events);
+        // `push_back` one by one: `extend` would instantiate `VecDeque`'s bulk copy for each
+        // caller's iterator type.
+        let mut queue = self.queue.borrow_mut();
+        for event in events {
+            queue.push_back(event);
+        }
+        drop(queue);
         self.drain();
     }
 

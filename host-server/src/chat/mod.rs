@@ -74,7 +74,7 @@ impl ChatConfig {
 
     /// The chat configuration of the demo application for a server configuration.
     pub fn demo(config: &ServerConfig) -> Result<Self, ModelSetupError> {
-        Self::for_app(config, RouteFloors::demo(), prompt::DEMO_APP_PROMPT)
+        Self::for_app(config, crate::demo::route_floors(), prompt::DEMO_APP_PROMPT)
     }
 }
 
@@ -85,7 +85,7 @@ impl ChatConfig {
     pub fn configured(config: &ServerConfig, files: &AppFiles) -> Result<Self, ModelSetupError> {
         let floors = match (&files.routes, config.demo) {
             (Some(routes), _) => routes.clone(),
-            (None, true) => RouteFloors::demo(),
+            (None, true) => crate::demo::route_floors(),
             (None, false) => RouteFloors::new(SHELL_SCOPE, Vec::<(String, Vec<String>)>::new()),
         };
         let prompt = match (&files.prompt, config.demo) {
@@ -126,7 +126,7 @@ mod tests {
         let none = AppFiles::default();
         let demo = ChatConfig::configured(&config, &none).unwrap();
         assert_eq!(&*demo.app_prompt, prompt::DEMO_APP_PROMPT);
-        assert_eq!(*demo.floors, RouteFloors::demo());
+        assert_eq!(*demo.floors, crate::demo::route_floors());
 
         config.demo = false;
         let bare = ChatConfig::configured(&config, &none).unwrap();

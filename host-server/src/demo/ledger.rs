@@ -6,7 +6,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
@@ -202,39 +202,46 @@ fn sql_err(e: sqlx::Error) -> HandlerError {
     HandlerError::internal(e)
 }
 
-fn invoice_from(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
-    Ok(Invoice {
-        id: row.try_get("id")?,
-        reference: row.try_get("reference")?,
-        client_id: row.try_get("client_id")?,
-        amount: row.try_get("amount")?,
-        status: row.try_get("status")?,
-        issue_date: row.try_get("issue_date")?,
-        due_date: row.try_get("due_date")?,
-        paid_date: row.try_get("paid_date")?,
-        notes: row.try_get("notes")?,
-    })
+/// `sqlx::FromRow` for a row struct whose fields are its columns, by name. Written here rather
+/// than derived: sqlx's `derive` feature turns on its proc-macro crate, which the `sqlite` and
+/// `postgres` features then build with both drivers (and SQLite's C sources) a second time,
+/// for the host. Dates stay `YYYY-MM-DD` text: sqlx's `Any` driver decodes only null, bool,
+/// integers, floats, text and blobs (`AnyTypeInfoKind`), no date or time type.
+macro_rules! from_any_row {
+    ($ty:ident { $($field:ident),+ $(,)? }) => {
+        impl<'r> sqlx::FromRow<'r, AnyRow> for $ty {
+            fn from_row(row: &'r AnyRow) -> Result<Self, sqlx::Error> {
+                Ok(Self { $($field: row.try_get(stringify!($field))?),+ })
+            }
+        }
+    };
 }
 
-fn client_from(row: &AnyRow) -> Result<Client, sqlx::Error> {
-    Ok(Client {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        segment: row.try_get("segment")?,
-        payment_terms_days: row.try_get("payment_terms_days")?,
-        email: row.try_get("email")?,
-    })
-}
-
-fn collection_from(row: &AnyRow) -> Result<CollectionStatus, sqlx::Error> {
-    Ok(CollectionStatus {
-        invoice_id: row.try_get("invoice_id")?,
-        reminders_sent: row.try_get("reminders_sent")?,
-        last_reminder_date: row.try_get("last_reminder_date")?,
-        expected_payment_date: row.try_get("expected_payment_date")?,
-        note: row.try_get("note")?,
-    })
-}
+from_any_row!(Invoice {
+    id,
+    reference,
+    client_id,
+    amount,
+    status,
+    issue_date,
+    due_date,
+    paid_date,
+    notes
+});
+from_any_row!(Client {
+    id,
+    name,
+    segment,
+    payment_terms_days,
+    email
+});
+from_any_row!(CollectionStatus {
+    invoice_id,
+    reminders_sent,
+    last_reminder_date,
+    expected_payment_date,
+    note
+});
 
 const INVOICE_COLUMNS: &str =
     "id, reference, client_id, amount, status, issue_date, due_date, paid_date, notes";
@@ -358,31 +365,26 @@ impl Ledger {
     }
 
     async fn clients(&self) -> Result<Vec<Client>, HandlerError> {
-        let rows = sqlx::query(
+        sqlx::query_as(
             "SELECT id, name, segment, payment_terms_days, email FROM clients ORDER BY id",
         )
         .fetch_all(&*self.db)
         .await
-        .map_err(sql_err)?;
-        rows.iter()
-            .map(client_from)
-            .collect::<Result<_, _>>()
-            .map_err(sql_err)
+        .map_err(sql_err)
     }
 
     async fn client(&self, id: i64) -> Result<Option<Client>, HandlerError> {
-        let row = sqlx::query(
+        sqlx::query_as(
             "SELECT id, name, segment, payment_terms_days, email FROM clients WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&*self.db)
         .await
-        .map_err(sql_err)?;
-        row.as_ref().map(client_from).transpose().map_err(sql_err)
+        .map_err(sql_err)
     }
 
     async fn invoice(&self, id: i64) -> Result<Invoice, HandlerError> {
-        let row = sqlx::query(&format!(
+        let row = sqlx::query_as(&format!(
             "SELECT {INVOICE_COLUMNS} FROM invoices WHERE id = $1"
         ))
         .bind(id)
@@ -390,7 +392,7 @@ impl Ledger {
         .await
         .map_err(sql_err)?;
         match row {
-            Some(r) => invoice_from(&r).map_err(sql_err),
+            Some(invoice) => Ok(invoice),
             None => Err(HandlerError::Rejected(format!("No invoice with id {id}."))),
         }
     }
@@ -427,7 +429,7 @@ impl Ledger {
             .map_err(sql_err)?;
         rows.iter()
             .map(|r| {
-                let invoice = invoice_from(r)?;
+                let invoice = Invoice::from_row(r)?;
                 let days_overdue = if invoice.status == "sent" {
                     days_between(&invoice.due_date, today).max(0)
                 } else {
@@ -442,7 +444,7 @@ impl Ledger {
                         .try_get::<Option<String>, _>("client_segment")?
                         .unwrap_or_else(|| "Mid-market".to_owned()),
                     days_overdue,
-                    collection: chased.map(|_| collection_from(r)).transpose()?,
+                    collection: chased.map(|_| CollectionStatus::from_row(r)).transpose()?,
                     invoice,
                 })
             })
@@ -823,7 +825,7 @@ impl Ledger {
         .fetch_all(&mut *tx)
         .await
         .map_err(sql_err)?;
-        let existing = sqlx::query(
+        let existing = sqlx::query_as(
             "SELECT invoice_id, reminders_sent, last_reminder_date, expected_payment_date, note FROM collection_statuses WHERE invoice_id = $1",
         )
         .bind(invoice_id)
@@ -831,7 +833,7 @@ impl Ledger {
         .await
         .map_err(sql_err)?;
         let mut c = match existing {
-            Some(r) => collection_from(&r).map_err(sql_err)?,
+            Some(c) => c,
             None => CollectionStatus {
                 invoice_id,
                 reminders_sent: 0,

@@ -5,6 +5,7 @@ pub mod ledger;
 
 use std::sync::Arc;
 
+use dpas_protocol::RouteFloors;
 pub use ledger::Ledger;
 
 use crate::runtime::{policy_fn, Actor, Decision, Policy, PolicyPhase, RuntimeBuilder, Surface};
@@ -14,6 +15,17 @@ pub const ROLE_ANALYST: &str = "analyst";
 
 /// Capabilities a model surface may only run after the user approves.
 pub const GATED_CAPABILITIES: [&str; 2] = ["issue-invoice", "delete-invoice"];
+
+/// The demo app's route → scope floor table, in the format of `--routes` files (route →
+/// tokens; `app` is prepended to every non-empty floor). The app in `www/` imports the same
+/// file as its `routeScopes`, so the browser and the server resolve one table.
+pub const ROUTES_JSON: &str = include_str!("routes.json");
+
+/// The demo app's route floors ([`ROUTES_JSON`]).
+pub fn route_floors() -> RouteFloors {
+    crate::appfiles::parse_routes(std::path::Path::new("demo/routes.json"), ROUTES_JSON)
+        .expect("the demo's routes.json is a valid routes file (checked by its unit test)")
+}
 
 /// A demo identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,4 +98,33 @@ pub fn register(builder: RuntimeBuilder, ledger: &Ledger) -> RuntimeBuilder {
     builder
         .policy(gate_model_writes())
         .policy(analyst_hides_writes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    /// The demo serves the reference behaviour's D2 table, the one its traces were recorded
+    /// against.
+    #[test]
+    fn the_demo_routes_are_the_reference_table() {
+        let floors = route_floors();
+        assert_eq!(floors.shell_token, "app");
+        let reference = dpas_protocol::test_support::reference_route_floors();
+        let mut ours = floors.routes.clone();
+        let mut theirs = reference.routes.clone();
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs);
+        assert_eq!(
+            floors.floor("/receivables/clients/42"),
+            s(&["app", "clients", "invoices"])
+        );
+        assert_eq!(floors.floor("/architecture"), s(&["app"]));
+        assert!(floors.floor("/").is_empty());
+    }
 }

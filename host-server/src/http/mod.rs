@@ -62,6 +62,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         })
         .service(
             resource("/api/session")
+                .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
                 .get(get_session)
                 .post(post_session)
                 .delete(delete_session),
@@ -70,6 +71,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         .service(resource("/api/approvals").get(list_approvals))
         .service(
             resource("/api/approvals/{id}")
+                .app_data(body::json_config(
+                    state.config.body_limit,
+                    Some(|_| "Invalid decision body.".to_owned()),
+                ))
                 .get(get_approval)
                 .post(decide_approval),
         )
@@ -285,13 +290,13 @@ async fn post_session(
     req: HttpRequest,
     state: web::Data<AppState>,
     payload: web::Payload,
-) -> Result<HttpResponse, ApiError> {
+) -> actix_web::Result<HttpResponse> {
     // The role picker is the demo's, and its cookie is the identity only in session mode.
     if !state.config.demo || !state.auth.is_session() {
-        return Err(ApiError::NotFound);
+        return Err(ApiError::NotFound.into());
     }
     state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
-    let body: SignIn = read_json(&req, payload, SIGN_IN_BODY_LIMIT).await?;
+    let body: SignIn = body::json_body(&req, payload).await?;
     let user = body
         .role
         .as_str()
@@ -334,20 +339,8 @@ fn rpc_status(envelope: &Envelope) -> StatusCode {
         Envelope::Ok { .. } => StatusCode::OK,
         // An approval on `direct` means a policy gates the app's own calls: a conflict.
         Envelope::ApprovalRequired { .. } => StatusCode::CONFLICT,
-        Envelope::Error(e) => match e.public_code() {
-            CapabilityErrorCode::InputInvalid => StatusCode::BAD_REQUEST,
-            CapabilityErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
-            CapabilityErrorCode::PolicyDenied | CapabilityErrorCode::Forbidden => {
-                StatusCode::FORBIDDEN
-            }
-            CapabilityErrorCode::CapabilityNotFound | CapabilityErrorCode::ApprovalNotFound => {
-                StatusCode::NOT_FOUND
-            }
-            CapabilityErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            CapabilityErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
-            // Domain rules refusing the current state of the ledger, approvals not runnable.
-            _ => StatusCode::CONFLICT,
-        },
+        Envelope::Error(e) => StatusCode::from_u16(e.public_code().http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 
@@ -550,11 +543,9 @@ async fn decide_approval(
     state: web::Data<AppState>,
     path: web::Path<String>,
     payload: web::Payload,
-) -> Result<HttpResponse, ApiError> {
+) -> actix_web::Result<HttpResponse> {
     let record = owned_record(&state, &actor, &path).await?;
-    let bytes = read_limited(&req, payload, state.config.body_limit).await?;
-    let body: DecisionBody = serde_json::from_slice(&bytes)
-        .map_err(|_| ApiError::BadRequest("Invalid decision body.".to_owned()))?;
+    let body: DecisionBody = body::json_body(&req, payload).await?;
     let correlation = Correlation {
         conversation_id: body.thread_id.clone(),
         ..Correlation::default()
@@ -574,7 +565,7 @@ async fn decide_approval(
                 );
                 store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
             }
-            return Err(decision_error(&e));
+            return Err(decision_error(&e).into());
         }
     };
     let (text, ok, resolution) = if !body.approved {

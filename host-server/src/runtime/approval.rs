@@ -14,35 +14,23 @@ use time::OffsetDateTime;
 
 use super::error::{CapabilityError, CapabilityErrorCode};
 use super::types::{Actor, Risk, SideEffect, Surface};
+use super::vocab::wire_enum;
 use crate::db::Db;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ApprovalStatus {
-    Pending,
-    Approved,
-    Rejected,
-    Expired,
-    Cancelled,
-    Consumed,
-    /// The target changed between request and decision or execution; nothing ran.
-    Stale,
-    /// Execution started and the process stopped before it finished.
-    Interrupted,
-}
-
-impl ApprovalStatus {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Approved => "approved",
-            Self::Rejected => "rejected",
-            Self::Expired => "expired",
-            Self::Cancelled => "cancelled",
-            Self::Consumed => "consumed",
-            Self::Stale => "stale",
-            Self::Interrupted => "interrupted",
-        }
+wire_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ApprovalStatus {
+        Pending = "pending",
+        Approved = "approved",
+        Rejected = "rejected",
+        Expired = "expired",
+        Cancelled = "cancelled",
+        Consumed = "consumed",
+        /// The target changed between request and decision or execution; nothing ran.
+        Stale = "stale",
+        /// Execution started and the process stopped before it finished.
+        Interrupted = "interrupted",
     }
 }
 
@@ -101,9 +89,45 @@ pub struct ApprovalRecord {
     pub outcome: Option<String>,
 }
 
-/// Canonical JSON: object keys sorted, no insignificant whitespace. `serde_json` numbers are
-/// always finite, so every `Value` has exactly one canonical form.
+/// The RFC 8785 (JCS) canonical JSON of `value`: object keys sorted by UTF-16 code units, no
+/// insignificant whitespace, numbers as ECMAScript prints them (`1.0` is `1`, `-0.0` is `0`,
+/// `1e21` is `1e+21`); integers are written exactly (`canon-json` does not round them through
+/// an `f64`). `serde_json` numbers are always finite, so every `Value` has one.
 pub fn canonical_json(value: &Value) -> String {
+    use canon_json::CanonJsonSerialize;
+    // Writing a `Value` into a `Vec` fails only on a non-finite number, which a `Value` cannot
+    // hold; the empty string would still be a digest nothing else matches.
+    value.to_canon_json_string().unwrap_or_default()
+}
+
+/// The tag of a digest over [`canonical_json`]. A stored digest without it was made before
+/// the server used RFC 8785, over [`legacy_canonical_json`].
+const JCS_DIGEST: &str = "jcs:";
+
+/// `jcs:` and the lower-case hex SHA-256 of the RFC 8785 canonical JSON of `value`.
+pub fn input_hash(value: &Value) -> String {
+    format!(
+        "{JCS_DIGEST}{}",
+        hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
+    )
+}
+
+/// Whether `stored` (an [`input_hash`], or an untagged digest stored by an earlier server) is
+/// the digest of `value`.
+pub fn hash_matches(value: &Value, stored: &str) -> bool {
+    match stored.strip_prefix(JCS_DIGEST) {
+        Some(_) => input_hash(value) == stored,
+        None => hex::encode(Sha256::digest(legacy_canonical_json(value).as_bytes())) == stored,
+    }
+}
+
+/// The canonical form approvals were digested over before RFC 8785: keys sorted by UTF-8
+/// bytes, numbers as `serde_json` prints them (`1.0` stays `1.0`). Kept only so that an
+/// approval stored by an earlier server still verifies; it agrees with [`canonical_json`]
+/// except on floats written differently and on keys beyond U+FFFF sorted against keys in
+/// U+E000–U+FFFF (see the tests). Once no untagged record can still be pending or approved
+/// (all expired), it can go.
+fn legacy_canonical_json(value: &Value) -> String {
     fn write(v: &Value, out: &mut String) {
         match v {
             Value::Object(map) => {
@@ -136,11 +160,6 @@ pub fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
     write(value, &mut out);
     out
-}
-
-/// Lower-case hex SHA-256 of the canonical JSON of `value`.
-pub fn input_hash(value: &Value) -> String {
-    hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
 }
 
 type StoreFuture<'a, T> = BoxFuture<'a, Result<T, CapabilityError>>;
@@ -844,6 +863,64 @@ mod tests {
         life_cycle(&SqlApprovalStore::new(db)).await;
     }
 
+    /// Inputs as the server produces them (strings in any script, integers, booleans, nulls,
+    /// nesting, keys in the Basic Multilingual Plane): RFC 8785 writes them exactly as the
+    /// earlier canonical form did.
+    #[test]
+    fn rfc_8785_agrees_with_the_earlier_form_on_the_inputs_we_produce() {
+        let values = [
+            json!({"id": 42, "amount": 129_900, "reason": "Kündigung — Überfällig"}),
+            json!({"b": [1, -2, 0, i64::MIN, u64::MAX], "a": {"z": null, "y": true, "x": false}}),
+            json!({"note": "日本語のメモ 😀", "ctl": "tab\tnl\nquote\"bs\\\u{1}\u{7f}"}),
+            json!({"é": 1, "e": 2, "E": 3, "ß": 4, "ü": 5, "": 6, "10": 7, "9": 8}),
+            json!([{"k": "v"}, [], {}, "", 0]),
+            json!(9_007_199_254_740_993_u64),
+            json!([1e21, 2.5, -0.125, 1e-7]),
+        ];
+        for v in &values {
+            assert_eq!(canonical_json(v), legacy_canonical_json(v), "{v}");
+            let legacy = hex::encode(Sha256::digest(legacy_canonical_json(v).as_bytes()));
+            assert!(hash_matches(v, &legacy), "{v}");
+            assert!(hash_matches(v, &input_hash(v)), "{v}");
+        }
+    }
+
+    /// Where the two differ, RFC 8785 is what the server writes now (expected strings from
+    /// the RFC's rules: ECMAScript number printing, UTF-16 key order), and a record stored
+    /// with the earlier digest still verifies.
+    #[test]
+    fn where_the_forms_differ_rfc_8785_wins_and_old_digests_still_verify() {
+        let cases = [
+            (
+                json!({"amount": 12.0}),
+                r#"{"amount":12}"#,
+                r#"{"amount":12.0}"#,
+            ),
+            (json!(-0.0), "0", "-0.0"),
+            (json!(0.000001), "0.000001", "1e-6"),
+            // U+E000 is one UTF-16 unit above the surrogates that encode U+1F600.
+            (
+                json!({"\u{e000}": 1, "😀": 2}),
+                "{\"😀\":2,\"\u{e000}\":1}",
+                "{\"\u{e000}\":1,\"😀\":2}",
+            ),
+        ];
+        for (v, jcs, legacy) in &cases {
+            assert_eq!(canonical_json(v), *jcs);
+            assert_eq!(legacy_canonical_json(v), *legacy);
+            let stored = hex::encode(Sha256::digest(legacy.as_bytes()));
+            assert!(hash_matches(v, &stored), "{v}");
+            assert!(hash_matches(v, &input_hash(v)), "{v}");
+            assert_ne!(input_hash(v).trim_start_matches(JCS_DIGEST), stored);
+        }
+        assert!(!hash_matches(
+            &json!({"amount": 13}),
+            &input_hash(&json!({"amount": 12.0}))
+        ));
+        let stored = hex::encode(Sha256::digest(br#"{"amount":12.0}"#));
+        assert!(!hash_matches(&json!({"amount": 12}), &stored));
+    }
+
     #[test]
     fn canonical_json_is_key_order_independent() {
         let a = json!({"b": 1, "a": {"y": [1, 2], "x": "é"}});
@@ -851,5 +928,6 @@ mod tests {
         assert_eq!(canonical_json(&a), r#"{"a":{"x":"é","y":[1,2]},"b":1}"#);
         assert_eq!(input_hash(&a), input_hash(&b));
         assert_ne!(input_hash(&a), input_hash(&json!({"b": 2})));
+        assert!(input_hash(&a).starts_with("jcs:"));
     }
 }

@@ -2,63 +2,48 @@
 
 use serde_json::{json, Value};
 
-/// Stable capability error codes; they may be added to, never repurposed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CapabilityErrorCode {
-    CapabilityNotFound,
-    InputInvalid,
-    Unauthenticated,
-    Forbidden,
-    PolicyDenied,
-    PolicyFailed,
-    ApprovalNotFound,
-    ApprovalPending,
-    ApprovalRejected,
-    ApprovalExpired,
-    ApprovalConsumed,
-    ApprovalSelfApproval,
-    ApprovalInputMismatch,
-    ApprovalUnserializableInput,
-    ApprovalResumeMismatch,
-    ApprovalCancelled,
-    ApprovalStale,
-    ApprovalInterrupted,
-    ExecutionFailed,
-    OutputInvalid,
-    Timeout,
-    Cancelled,
-    InternalError,
+use super::vocab::error_codes;
+
+error_codes! {
+    /// Stable capability error codes; they may be added to, never repurposed. The status is
+    /// what `/rpc` answers for the code when it is public (codes that are not `exposed` are
+    /// answered as `INTERNAL_ERROR`); domain rules refusing the current state of the
+    /// ledger and approvals that cannot run are 409.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CapabilityErrorCode {
+        CapabilityNotFound = "CAPABILITY_NOT_FOUND", 404, "Capability not found.";
+        InputInvalid = "INPUT_INVALID", 400, "Input validation failed.";
+        Unauthenticated = "UNAUTHENTICATED", 401, "Authentication is required.";
+        Forbidden = "FORBIDDEN", 403, "The operation is not permitted.";
+        PolicyDenied = "POLICY_DENIED", 403, "The operation was denied by policy.";
+        PolicyFailed = "POLICY_FAILED", 409, "The operation failed.";
+        ApprovalNotFound = "APPROVAL_NOT_FOUND", 404, "Approval not found.";
+        ApprovalPending = "APPROVAL_PENDING", 409, "The approval decision is still pending.";
+        ApprovalRejected = "APPROVAL_REJECTED", 409, "The approval was rejected.";
+        ApprovalExpired = "APPROVAL_EXPIRED", 409, "The approval has expired.";
+        ApprovalConsumed = "APPROVAL_CONSUMED", 409, "The approval has already been used.";
+        ApprovalSelfApproval = "APPROVAL_SELF_APPROVAL", 409,
+            "The requester cannot approve their own request.";
+        ApprovalInputMismatch = "APPROVAL_INPUT_MISMATCH", 409, "The operation failed.";
+        ApprovalUnserializableInput = "APPROVAL_UNSERIALIZABLE_INPUT", 409,
+            "The operation failed.";
+        ApprovalResumeMismatch = "APPROVAL_RESUME_MISMATCH", 409, "Approval not found.";
+        ApprovalCancelled = "APPROVAL_CANCELLED", 409,
+            "The approval was cancelled (the demo ledger was reset); nothing was done.";
+        // The one wording, from the host error table.
+        ApprovalStale = "APPROVAL_STALE", 409,
+            dpas_protocol::HostErrorCode::ApprovalStale.default_message();
+        ApprovalInterrupted = "APPROVAL_INTERRUPTED", 409,
+            "The server stopped while this approved action was running, so it may or may not have happened; check before asking again.";
+        ExecutionFailed = "EXECUTION_FAILED", 409, "The operation failed.";
+        OutputInvalid = "OUTPUT_INVALID", 409, "The operation failed.";
+        Timeout = "TIMEOUT", 504, "The operation timed out.";
+        Cancelled = "CANCELLED", 409, "The operation was cancelled.";
+        InternalError = "INTERNAL_ERROR", 500, "The operation failed.";
+    }
 }
 
 impl CapabilityErrorCode {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::CapabilityNotFound => "CAPABILITY_NOT_FOUND",
-            Self::InputInvalid => "INPUT_INVALID",
-            Self::Unauthenticated => "UNAUTHENTICATED",
-            Self::Forbidden => "FORBIDDEN",
-            Self::PolicyDenied => "POLICY_DENIED",
-            Self::PolicyFailed => "POLICY_FAILED",
-            Self::ApprovalNotFound => "APPROVAL_NOT_FOUND",
-            Self::ApprovalPending => "APPROVAL_PENDING",
-            Self::ApprovalRejected => "APPROVAL_REJECTED",
-            Self::ApprovalExpired => "APPROVAL_EXPIRED",
-            Self::ApprovalConsumed => "APPROVAL_CONSUMED",
-            Self::ApprovalSelfApproval => "APPROVAL_SELF_APPROVAL",
-            Self::ApprovalInputMismatch => "APPROVAL_INPUT_MISMATCH",
-            Self::ApprovalUnserializableInput => "APPROVAL_UNSERIALIZABLE_INPUT",
-            Self::ApprovalResumeMismatch => "APPROVAL_RESUME_MISMATCH",
-            Self::ApprovalCancelled => "APPROVAL_CANCELLED",
-            Self::ApprovalStale => "APPROVAL_STALE",
-            Self::ApprovalInterrupted => "APPROVAL_INTERRUPTED",
-            Self::ExecutionFailed => "EXECUTION_FAILED",
-            Self::OutputInvalid => "OUTPUT_INVALID",
-            Self::Timeout => "TIMEOUT",
-            Self::Cancelled => "CANCELLED",
-            Self::InternalError => "INTERNAL_ERROR",
-        }
-    }
-
     /// Whether the code and its message may reach a model or a client as they are.
     pub const fn exposed(self) -> bool {
         !matches!(
@@ -73,42 +58,6 @@ impl CapabilityErrorCode {
 
     pub const fn retryable(self) -> bool {
         matches!(self, Self::ApprovalPending | Self::Timeout)
-    }
-
-    pub const fn default_message(self) -> &'static str {
-        match self {
-            Self::CapabilityNotFound => "Capability not found.",
-            Self::InputInvalid => "Input validation failed.",
-            Self::Unauthenticated => "Authentication is required.",
-            Self::Forbidden => "The operation is not permitted.",
-            Self::PolicyDenied => "The operation was denied by policy.",
-            Self::ApprovalNotFound | Self::ApprovalResumeMismatch => "Approval not found.",
-            Self::ApprovalPending => "The approval decision is still pending.",
-            Self::ApprovalRejected => "The approval was rejected.",
-            Self::ApprovalExpired => "The approval has expired.",
-            Self::ApprovalConsumed => "The approval has already been used.",
-            Self::ApprovalSelfApproval => "The requester cannot approve their own request.",
-            Self::ApprovalCancelled => "The approval was cancelled (the demo ledger was reset); nothing was done.",
-            // The one wording, from the host error table.
-            Self::ApprovalStale => dpas_protocol::HostErrorCode::ApprovalStale.default_message(),
-            Self::ApprovalInterrupted => {
-                "The server stopped while this approved action was running, so it may or may not have happened; check before asking again."
-            }
-            Self::Timeout => "The operation timed out.",
-            Self::Cancelled => "The operation was cancelled.",
-            Self::PolicyFailed
-            | Self::ApprovalInputMismatch
-            | Self::ApprovalUnserializableInput
-            | Self::ExecutionFailed
-            | Self::OutputInvalid
-            | Self::InternalError => "The operation failed.",
-        }
-    }
-}
-
-impl std::fmt::Display for CapabilityErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

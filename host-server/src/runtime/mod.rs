@@ -8,6 +8,7 @@ pub mod error;
 pub mod policy;
 pub mod registry;
 pub mod types;
+mod vocab;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -850,7 +851,7 @@ impl Runtime {
         };
         match cap.read_target(&record.input).await {
             None => Ok(false),
-            Some(Ok(current)) => Ok(&approval::input_hash(&current) != expected),
+            Some(Ok(current)) => Ok(!approval::hash_matches(&current, expected)),
             Some(Err(e)) => Err(handler_error(&cap.meta.id, e)),
         }
     }
@@ -871,7 +872,7 @@ impl Runtime {
         {
             return Err(refuse(CapabilityErrorCode::ApprovalSelfApproval));
         }
-        if approval::input_hash(&record.input) != record.input_hash {
+        if !approval::hash_matches(&record.input, &record.input_hash) {
             return Err(refuse(CapabilityErrorCode::ApprovalInputMismatch));
         }
         let Some(cap) = self.registry.get(&record.capability_id) else {

@@ -1,93 +1,62 @@
-//! Plain vocabulary of the governed runtime: surfaces, side effects, risk, actors, correlation.
+//! Plain vocabulary of the governed runtime: surfaces, side effects, risk, actors, correlation
+//! and the capability metadata policies read.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// Where a call comes from; each adapter fixes its own surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Surface {
-    AiSdk,
-    Mcp,
-    Direct,
-    Workflow,
-    Test,
+use super::vocab::wire_enum;
+
+wire_enum! {
+    /// Where a call comes from; each adapter fixes its own surface.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub enum Surface {
+        AiSdk = "aiSdk",
+        Mcp = "mcp",
+        Direct = "direct",
+        Workflow = "workflow",
+        Test = "test",
+    }
 }
 
 impl Surface {
-    pub const ALL: [Surface; 5] = [
-        Self::AiSdk,
-        Self::Mcp,
-        Self::Direct,
-        Self::Workflow,
-        Self::Test,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::AiSdk => "aiSdk",
-            Self::Mcp => "mcp",
-            Self::Direct => "direct",
-            Self::Workflow => "workflow",
-            Self::Test => "test",
-        }
-    }
-
     /// Surfaces on which a model, not a person, chooses the call.
     pub const fn is_model(self) -> bool {
         matches!(self, Self::AiSdk | Self::Mcp)
     }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|x| x.as_str() == s)
-    }
 }
 
-/// What a capability does to the world; declared, never inferred.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SideEffect {
-    None,
-    Read,
-    Write,
-    Destructive,
-    External,
+wire_enum! {
+    /// What a capability does to the world; declared, never inferred.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum SideEffect {
+        None = "none",
+        Read = "read",
+        Write = "write",
+        Destructive = "destructive",
+        External = "external",
+    }
 }
 
 impl SideEffect {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Read => "read",
-            Self::Write => "write",
-            Self::Destructive => "destructive",
-            Self::External => "external",
-        }
-    }
-
     /// `none` and `read` leave the world unchanged.
     pub const fn is_read_only(self) -> bool {
         matches!(self, Self::None | Self::Read)
     }
 }
 
-/// How risky a capability is; drives nothing by itself, policies and audit target it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl Risk {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-            Self::Critical => "critical",
-        }
+wire_enum! {
+    /// How risky a capability is; drives nothing by itself, policies and audit target it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Risk {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Critical = "critical",
     }
 }
 
@@ -172,4 +141,28 @@ pub struct Correlation {
     /// The tool-call id on model surfaces, doubling as invocation id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
+}
+
+/// Everything about a capability that policies, discovery and audit may read.
+#[derive(Debug, Clone)]
+pub struct CapabilityMeta {
+    pub id: String,
+    pub description: String,
+    pub side_effect: SideEffect,
+    pub risk: Risk,
+    pub tags: Vec<String>,
+    /// Deny by default: only surfaces listed here can reach the capability.
+    pub expose: Vec<Surface>,
+    /// A static approval gate on every surface, in addition to policies.
+    pub approval_required: bool,
+    pub approval_expires_in: Option<Duration>,
+    pub timeout: Duration,
+    pub input_schema: Value,
+    pub output_schema: Value,
+}
+
+impl CapabilityMeta {
+    pub fn exposed_on(&self, surface: Surface) -> bool {
+        self.expose.contains(&surface)
+    }
 }

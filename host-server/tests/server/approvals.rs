@@ -95,8 +95,11 @@ async fn approve_resumes_once_and_changes_the_ledger() {
         .post(&path, Some(&carla_cookie), json!({"approved": "yes"}))
         .await;
     assert_eq!(
-        (bad.status, bad.body["error"]["code"].clone()),
-        (400, json!("BAD_REQUEST"))
+        (bad.status, bad.body),
+        (
+            400,
+            json!({"error": {"code": "BAD_REQUEST", "message": "Invalid decision body."}})
+        )
     );
 
     let decided = s

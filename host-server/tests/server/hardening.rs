@@ -206,6 +206,20 @@ async fn anonymous_sign_in_is_rate_limited_per_address_and_small() {
         (reply.status, reply.body["error"]["code"].clone()),
         (413, json!("REQUEST_TOO_LARGE"))
     );
+    // Without a declared length (chunked), the running total is capped the same way.
+    let chunks =
+        futures_util::stream::iter((0..8).map(|_| Ok::<_, std::io::Error>(vec![b' '; 512])));
+    let resp = other
+        .http
+        .post(other.url("/api/session"))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "REQUEST_TOO_LARGE");
 }
 
 async fn invoice(s: &TestServer, cookie: &str, id: i64) -> serde_json::Value {

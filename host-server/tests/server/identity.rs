@@ -168,7 +168,7 @@ async fn start_app(app: AppBuilder) -> TestServer {
     let script = Script::from_json(ROLE_SCRIPT.as_bytes()).unwrap();
     let chat = ChatConfig {
         models: ModelSet::new(vec![ScriptedProvider::from_script(script).into_arc()]),
-        floors: Arc::new(dpas_protocol::RouteFloors::demo()),
+        floors: Arc::new(host_server::demo::route_floors()),
         app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
         model_timeout: std::time::Duration::from_secs(45),
     };

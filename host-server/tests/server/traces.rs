@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use dpas_model::scripted::{Script, ScriptedProvider};
-use dpas_protocol::RouteFloors;
 use host_server::chat::endpoint::prepare_run_for;
 use host_server::chat::run::FrameSink;
 use host_server::chat::{prompt, ChatConfig, ModelSet};
@@ -75,7 +74,7 @@ async fn spans_are_named_like_the_references_and_nest_under_the_step() {
     .expect("script");
     let chat = ChatConfig {
         models: ModelSet::new(vec![ScriptedProvider::from_script(script).into_arc()]),
-        floors: Arc::new(RouteFloors::demo()),
+        floors: Arc::new(host_server::demo::route_floors()),
         app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
         model_timeout: std::time::Duration::from_secs(45),
     };

@@ -42,7 +42,7 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
         turn_id: step0["turnId"].as_str().unwrap().into(),
         messages: serde_json::from_value(step0["messages"].clone()).unwrap(),
         pathname: "/receivables/pending".into(),
-        route_floors: Some(RouteFloors::demo()),
+        route_floors: Some(dpas_protocol::test_support::reference_route_floors()),
         model_id: Some("mock/scripted".into()),
         catalog_mode: CatalogMode::Direct,
         settle: SettlePolicy::default(),

@@ -170,7 +170,7 @@ impl Harness {
             turn_id: "trn_test".into(),
             messages: vec![WireModelMessage::user_text("Which invoices are overdue?")],
             pathname: "/receivables/pending".into(),
-            route_floors: Some(RouteFloors::demo()),
+            route_floors: Some(dpas_protocol::test_support::reference_route_floors()),
             model_id: None,
             catalog_mode: CatalogMode::Direct,
             settle: SettlePolicy::default(),
