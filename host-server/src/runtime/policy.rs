@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::registry::CapabilityMeta;
-use super::types::{Actor, Surface};
+use super::types::{Actor, CapabilityMeta, Surface};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyPhase {

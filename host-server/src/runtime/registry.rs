@@ -15,34 +15,13 @@ use serde_json::Value;
 
 use super::error::{CapabilityError, HandlerError, InputIssue};
 use super::policy::Policy;
+// `CapabilityMeta` lives with the plain vocabulary so that `policy` can read it without
+// depending on the registry, which holds policies (no module cycle); its path here stays.
+pub use super::types::CapabilityMeta;
 use super::types::{Actor, Correlation, Risk, SideEffect, Surface};
 
 /// Default handler deadline.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Everything about a capability that policies, discovery and audit may read.
-#[derive(Debug, Clone)]
-pub struct CapabilityMeta {
-    pub id: String,
-    pub description: String,
-    pub side_effect: SideEffect,
-    pub risk: Risk,
-    pub tags: Vec<String>,
-    /// Deny by default: only surfaces listed here can reach the capability.
-    pub expose: Vec<Surface>,
-    /// A static approval gate on every surface, in addition to policies.
-    pub approval_required: bool,
-    pub approval_expires_in: Option<Duration>,
-    pub timeout: Duration,
-    pub input_schema: Value,
-    pub output_schema: Value,
-}
-
-impl CapabilityMeta {
-    pub fn exposed_on(&self, surface: Surface) -> bool {
-        self.expose.contains(&surface)
-    }
-}
 
 /// What a handler learns about the call besides its input.
 #[derive(Debug, Clone)]

@@ -1,6 +1,10 @@
-//! Plain vocabulary of the governed runtime: surfaces, side effects, risk, actors, correlation.
+//! Plain vocabulary of the governed runtime: surfaces, side effects, risk, actors, correlation
+//! and the capability metadata policies read.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::vocab::wire_enum;
 
@@ -137,4 +141,28 @@ pub struct Correlation {
     /// The tool-call id on model surfaces, doubling as invocation id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
+}
+
+/// Everything about a capability that policies, discovery and audit may read.
+#[derive(Debug, Clone)]
+pub struct CapabilityMeta {
+    pub id: String,
+    pub description: String,
+    pub side_effect: SideEffect,
+    pub risk: Risk,
+    pub tags: Vec<String>,
+    /// Deny by default: only surfaces listed here can reach the capability.
+    pub expose: Vec<Surface>,
+    /// A static approval gate on every surface, in addition to policies.
+    pub approval_required: bool,
+    pub approval_expires_in: Option<Duration>,
+    pub timeout: Duration,
+    pub input_schema: Value,
+    pub output_schema: Value,
+}
+
+impl CapabilityMeta {
+    pub fn exposed_on(&self, surface: Surface) -> bool {
+        self.expose.contains(&surface)
+    }
 }
