@@ -6,6 +6,31 @@ use actix_web::{HttpResponse, ResponseError};
 use dpas_protocol::{HostError, HostErrorCode};
 use serde_json::json;
 
+crate::runtime::vocab::error_codes! {
+    /// The HTTP layer's own codes (beside the shared [`HostErrorCode`] table and the
+    /// capability codes): one row each for the text, the status and the default message.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ApiCode {
+        BadRequest = "BAD_REQUEST", 400, "The request is not what this endpoint accepts.";
+        NotFound = "NOT_FOUND", 404, "Not found.";
+        MethodNotAllowed = "METHOD_NOT_ALLOWED", 405, "This method is not allowed here.";
+        ShuttingDown = "SHUTTING_DOWN", 503, "The server is shutting down; try again in a moment.";
+        InternalError = "INTERNAL_ERROR", 500, "The server could not complete the request.";
+    }
+}
+
+impl ApiCode {
+    /// The answer with this code and its default message.
+    pub fn response(self) -> HttpResponse {
+        HttpResponse::build(status(self.http_status()))
+            .json(json!({"error": {"code": self.as_str(), "message": self.default_message()}}))
+    }
+}
+
+fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// A host error from the shared table (401, 413, 503, ...).
@@ -34,16 +59,28 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The row of [`ApiCode`] this answer takes its status (and default message) from, when
+    /// it is not a shared host code.
+    fn api_code(&self) -> Option<ApiCode> {
+        match self {
+            Self::Host(_)
+            | Self::Conflict { .. }
+            | Self::RateLimited { .. }
+            | Self::UnsupportedMediaType => None,
+            Self::BadRequest(_) => Some(ApiCode::BadRequest),
+            Self::NotFound => Some(ApiCode::NotFound),
+            Self::ShuttingDown => Some(ApiCode::ShuttingDown),
+            Self::Internal(_) => Some(ApiCode::InternalError),
+        }
+    }
+
     fn code(&self) -> &'static str {
         match self {
             Self::Host(h) => h.code.as_str(),
-            Self::BadRequest(_) => "BAD_REQUEST",
-            Self::NotFound => "NOT_FOUND",
             Self::Conflict { code, .. } => code,
             Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
             Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
-            Self::ShuttingDown => "SHUTTING_DOWN",
-            Self::Internal(_) => "INTERNAL_ERROR",
+            other => other.api_code().map_or("INTERNAL_ERROR", ApiCode::as_str),
         }
     }
 
@@ -51,13 +88,15 @@ impl ApiError {
         match self {
             Self::Host(h) => h.message.clone(),
             Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
-            Self::NotFound => "Not found.".to_owned(),
             Self::RateLimited { .. } => HostErrorCode::RateLimited.default_message().to_owned(),
             Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType
                 .default_message()
                 .to_owned(),
-            Self::ShuttingDown => "The server is shutting down; try again in a moment.".to_owned(),
-            Self::Internal(_) => "The server could not complete the request.".to_owned(),
+            other => other
+                .api_code()
+                .map_or(ApiCode::InternalError, |c| c)
+                .default_message()
+                .to_owned(),
         }
     }
 }
@@ -67,15 +106,11 @@ impl ResponseError for ApiError {
         match self {
             Self::Host(h) => h
                 .http_status()
-                .and_then(|s| StatusCode::from_u16(s).ok())
-                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::NotFound => StatusCode::NOT_FOUND,
+                .map_or(StatusCode::INTERNAL_SERVER_ERROR, status),
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            other => status(other.api_code().map_or(500, ApiCode::http_status)),
         }
     }
 
@@ -96,5 +131,54 @@ impl ResponseError for ApiError {
             _ => {}
         }
         response.json(json!({"error": {"code": self.code(), "message": self.message()}}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layer's codes as the clients have always seen them: text, status, message.
+    #[test]
+    fn the_http_layers_own_codes_answer_as_before() {
+        let cases = [
+            (
+                ApiError::BadRequest("Invalid decision body.".into()),
+                400,
+                "BAD_REQUEST",
+                "Invalid decision body.",
+            ),
+            (ApiError::NotFound, 404, "NOT_FOUND", "Not found."),
+            (
+                ApiError::ShuttingDown,
+                503,
+                "SHUTTING_DOWN",
+                "The server is shutting down; try again in a moment.",
+            ),
+            (
+                ApiError::Internal("disk on fire".into()),
+                500,
+                "INTERNAL_ERROR",
+                "The server could not complete the request.",
+            ),
+            (
+                ApiError::Conflict {
+                    code: "APPROVAL_STALE",
+                    message: "Changed.".into(),
+                },
+                409,
+                "APPROVAL_STALE",
+                "Changed.",
+            ),
+        ];
+        for (error, status, code, message) in cases {
+            assert_eq!(error.status_code().as_u16(), status, "{error}");
+            assert_eq!((error.code(), error.message().as_str()), (code, message));
+        }
+        let refused = ApiCode::MethodNotAllowed.response();
+        assert_eq!(refused.status().as_u16(), 405);
+        for code in ApiCode::ALL {
+            assert_eq!(ApiCode::parse(code.as_str()), Some(code));
+        }
     }
 }

@@ -235,8 +235,7 @@ fn spawn_upkeep(state: &AppState) {
 }
 
 pub(crate) async fn method_not_allowed() -> HttpResponse {
-    HttpResponse::MethodNotAllowed()
-        .json(json!({"error": {"code": "METHOD_NOT_ALLOWED", "message": "This method is not allowed here."}}))
+    error::ApiCode::MethodNotAllowed.response()
 }
 
 async fn health() -> HttpResponse {

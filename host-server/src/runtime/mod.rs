@@ -8,7 +8,7 @@ pub mod error;
 pub mod policy;
 pub mod registry;
 pub mod types;
-mod vocab;
+pub(crate) mod vocab;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
