@@ -22,20 +22,15 @@ say "$app: vitest + jsdom (init in Node, a turn against a stub server)"
 say "$app: the built app in headless Chromium"
 (cd "$app" && npm run --silent test:browser)
 
-app=tests/packaging/node
-say "$app: a plain Node script runs a turn against a stub server and ends by itself"
-install_host "$app"
-(cd "$app" && npm test --silent)
-
-app=tests/packaging/vite6
-say "$app: Vite 6's dev server with and without the README's recipe, and its build, in headless Chromium"
-install_host "$app"
-(cd "$app" && npm test --silent)
-
-app=tests/packaging/nextjs
-say "$app: Next.js 16 (app router): the README's client-component recipe, built, started, in headless Chromium"
-install_host "$app"
-(cd "$app" && npm test --silent)
+# An app whose own `npm test` is the whole check: installed, then run.
+npm_test_app() {
+  say "$1: $2"
+  install_host "$1"
+  (cd "$1" && npm test --silent)
+}
+npm_test_app tests/packaging/node "a plain Node script runs a turn against a stub server and ends by itself"
+npm_test_app tests/packaging/vite6 "Vite 6's dev server with and without the README's recipe, and its build, in headless Chromium"
+npm_test_app tests/packaging/nextjs "Next.js 16 (app router): the README's client-component recipe, built, started, in headless Chromium"
 
 app=tests/packaging/webpack
 say "$app: install, webpack 5 production build, loaded in headless Chromium"

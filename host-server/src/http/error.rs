@@ -80,7 +80,7 @@ impl ApiError {
             Self::Conflict { code, .. } => code,
             Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
             Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
-            other => other.api_code().map_or("INTERNAL_ERROR", ApiCode::as_str),
+            other => other.api_code().unwrap_or(ApiCode::InternalError).as_str(),
         }
     }
 
@@ -94,7 +94,7 @@ impl ApiError {
                 .to_owned(),
             other => other
                 .api_code()
-                .map_or(ApiCode::InternalError, |c| c)
+                .unwrap_or(ApiCode::InternalError)
                 .default_message()
                 .to_owned(),
         }
