@@ -1,6 +1,7 @@
 //! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files; under `--demo`
 //! also the demo's own endpoints (`demo::http`).
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
+//! `POST /api/session` is the demo's sign-in; without `--demo` it is 404.
 
 mod audit;
 pub mod body;
@@ -25,7 +26,6 @@ pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
-use crate::demo::DemoUser;
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
 };
@@ -61,11 +61,16 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
                 cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
             }
         })
+        // The demo mounts its sign-in (`POST /api/session`) ahead of the session resource.
+        .configure(|cfg| {
+            if state.config.demo {
+                crate::demo::http::configure(cfg);
+            }
+        })
         .service(
             resource("/api/session")
-                .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
                 .get(get_session)
-                .post(post_session)
+                .post(no_sign_in)
                 .delete(delete_session),
         )
         .service(resource("/rpc/{id}").post(rpc))
@@ -87,11 +92,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
-        .configure(|cfg| {
-            if state.config.demo {
-                crate::demo::http::configure(cfg);
-            }
-        })
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -263,7 +263,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes
 /// give the email apart, or none (`null`).
-fn user_json(actor: &Actor, session: bool) -> Value {
+pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
     let email = match &actor.email {
         Some(email) => Some(email.as_str()),
         None => session.then_some(actor.id.as_str()),
@@ -282,35 +282,10 @@ async fn get_session(
     HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
-/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
-const SIGN_IN_BODY_LIMIT: usize = 1024;
-
-#[derive(Deserialize)]
-struct SignIn {
-    role: Value,
-}
-
-async fn post_session(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    payload: web::Payload,
-) -> actix_web::Result<HttpResponse> {
-    // The role picker is the demo's, and its cookie is the identity only in session mode.
-    if !state.config.demo || !state.auth.is_session() {
-        return Err(ApiError::NotFound.into());
-    }
-    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
-    let body: SignIn = body::json_body(&req, payload).await?;
-    let user = body
-        .role
-        .as_str()
-        .and_then(DemoUser::by_role)
-        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
-    let actor = user.actor();
-    let cookie = state.sessions.set_cookie(&actor);
-    Ok(HttpResponse::Ok()
-        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
-        .json(json!({"user": user_json(&actor, true)})))
+/// `POST /api/session` where nothing signs users in here: without `--demo` (whose role picker
+/// `demo::http` mounts ahead of this resource) a server's sessions come from elsewhere.
+async fn no_sign_in() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound)
 }
 
 /// Signs out: this session's cookie is refused from now on, also after a restart. With
