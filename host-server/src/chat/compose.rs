@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::runtime::audit::{AuditDraft, AuditSource};
-use crate::runtime::{Actor, ActorKind, Correlation, Runtime, Surface};
+use crate::runtime::{Actor, ActorKind, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +121,7 @@ struct CatalogKey {
     role: String,
     email: Option<String>,
     credential: Option<[u8; 32]>,
-    surface: Surface,
+    surface: CallSurface,
     tags: Option<Vec<String>>,
 }
 
@@ -129,12 +129,12 @@ struct CatalogKey {
 struct KeyRef<'a> {
     actor: &'a Actor,
     credential: Option<[u8; 32]>,
-    surface: Surface,
+    surface: CallSurface,
     tags: Option<&'a [String]>,
 }
 
 impl KeyRef<'_> {
-    fn new<'a>(actor: &'a Actor, surface: Surface, tags: Option<&'a [String]>) -> KeyRef<'a> {
+    fn new<'a>(actor: &'a Actor, surface: CallSurface, tags: Option<&'a [String]>) -> KeyRef<'a> {
         KeyRef {
             actor,
             credential: actor
@@ -188,7 +188,7 @@ impl DomainCatalogs {
         &self,
         runtime: &Runtime,
         actor: &Actor,
-        surface: Surface,
+        surface: CallSurface,
         tags: Option<&[String]>,
     ) -> Arc<DomainHalf> {
         let key = KeyRef::new(actor, surface, tags);
@@ -229,7 +229,7 @@ impl DomainCatalogs {
 fn domain_half(
     runtime: &Runtime,
     actor: &Actor,
-    surface: Surface,
+    surface: CallSurface,
     tags: Option<&[String]>,
 ) -> DomainHalf {
     let discovered = runtime.discover(actor, surface, tags);
@@ -348,7 +348,7 @@ pub fn compose(
 
     let scope = floors.resolve(&request.pathname, request.requested_scope.as_deref());
     let tags = (!scope.is_empty()).then_some(scope.as_slice());
-    let domain = catalogs.get(runtime, actor, Surface::AiSdk, tags);
+    let domain = catalogs.get(runtime, actor, CallSurface::AiSdk, tags);
 
     let mut host_frames = Vec::new();
     let mut frontend = std::mem::take(&mut request.frontend_tools);
