@@ -263,10 +263,16 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
         scheme: "unknown",
         cause: "the URL names no supported database".to_owned(),
     })?;
+    // `test_before_acquire(false)` on SQLite: its ping only asks sqlx's worker thread whether
+    // it is alive (a round trip per statement on the pool, no I/O). A SQLite connection is an
+    // in-process handle with no socket or server to lose (a transaction dropped mid-way
+    // queues its rollback on that worker ahead of any later statement). PostgreSQL
+    // keeps the test: its server may drop an idle connection.
     let pool = match backend {
         Backend::Sqlite if is_memory(url) => {
             // Every connection to `:memory:` is its own database: keep exactly one, forever.
             AnyPoolOptions::new()
+                .test_before_acquire(false)
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
@@ -278,6 +284,7 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
             prepare_sqlite_file(url).await?;
             // Foreign keys are on and the busy timeout is 5 s by default on every connection.
             AnyPoolOptions::new()
+                .test_before_acquire(false)
                 .max_connections(4)
                 .connect(url)
                 .await?
