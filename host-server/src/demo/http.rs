@@ -1,18 +1,61 @@
-//! The demo's own HTTP surface, mounted by `http::configure` only under `--demo`: the ledger
-//! reset (`POST /api/demo/reset`) and the wording of approval receipts for its gated writes.
+//! The demo's own HTTP surface, mounted by `http::configure` only under `--demo`: the role
+//! picker's sign-in (`POST /api/session`), the ledger reset (`POST /api/demo/reset`) and the
+//! wording of approval receipts for its gated writes.
 
-use actix_web::{web, HttpResponse};
+use actix_web::http::header::SET_COOKIE;
+use actix_web::{guard, web, HttpRequest, HttpResponse};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::ledger::format_eur;
-use super::{CONTROLLER, GATED_CAPABILITIES};
+use super::{DemoUser, CONTROLLER, GATED_CAPABILITIES};
 use crate::app::AppState;
-use crate::http::error::ApiError;
+use crate::http::{body, error::ApiError};
 use crate::runtime::Actor;
 
-/// Mounts the demo's endpoints.
+/// Mounts the demo's endpoints. Its sign-in is a `POST`-only resource on `/api/session`, to be
+/// mounted ahead of the session resource (`GET`/`DELETE`, and the 405s): a request it does not
+/// guard for falls through to that one.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::http::resource("/api/demo/reset").post(demo_reset));
+    cfg.service(
+        web::resource("/api/session")
+            .guard(guard::Post())
+            .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
+            .to(sign_in),
+    )
+    .service(crate::http::resource("/api/demo/reset").post(demo_reset));
+}
+
+/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
+const SIGN_IN_BODY_LIMIT: usize = 1024;
+
+#[derive(Deserialize)]
+struct SignIn {
+    role: Value,
+}
+
+/// Signs in as one of the demo's two users, by role. Only in session mode: under
+/// `--auth jwt|proxy-header` the cookie it sets would be nobody's identity (404).
+async fn sign_in(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    payload: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    if !state.auth.is_session() {
+        return Err(ApiError::NotFound.into());
+    }
+    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
+    let body: SignIn = body::json_body(&req, payload).await?;
+    let user = body
+        .role
+        .as_str()
+        .and_then(DemoUser::by_role)
+        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
+    let actor = user.actor();
+    let cookie = state.sessions.set_cookie(&actor);
+    Ok(HttpResponse::Ok()
+        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
+        .json(json!({"user": crate::http::user_json(&actor, true)})))
 }
 
 /// The receipt's detail for one of the demo's gated writes: `invoice <id>` and the euro

@@ -1,6 +1,7 @@
 //! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files; under `--demo`
 //! also the demo's own endpoints (`demo::http`).
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
+//! `POST /api/session` is the demo's sign-in; without `--demo` it is 404.
 
 mod audit;
 pub mod body;
@@ -25,7 +26,6 @@ pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
 use crate::app::AppState;
-use crate::demo::DemoUser;
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
 };
@@ -61,11 +61,16 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
                 cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
             }
         })
+        // The demo mounts its sign-in (`POST /api/session`) ahead of the session resource.
+        .configure(|cfg| {
+            if state.config.demo {
+                crate::demo::http::configure(cfg);
+            }
+        })
         .service(
             resource("/api/session")
-                .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
                 .get(get_session)
-                .post(post_session)
+                .post(no_sign_in)
                 .delete(delete_session),
         )
         .service(resource("/rpc/{id}").post(rpc))
@@ -87,11 +92,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
-        .configure(|cfg| {
-            if state.config.demo {
-                crate::demo::http::configure(cfg);
-            }
-        })
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -263,7 +263,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes
 /// give the email apart, or none (`null`).
-fn user_json(actor: &Actor, session: bool) -> Value {
+pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
     let email = match &actor.email {
         Some(email) => Some(email.as_str()),
         None => session.then_some(actor.id.as_str()),
@@ -282,35 +282,10 @@ async fn get_session(
     HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
-/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
-const SIGN_IN_BODY_LIMIT: usize = 1024;
-
-#[derive(Deserialize)]
-struct SignIn {
-    role: Value,
-}
-
-async fn post_session(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    payload: web::Payload,
-) -> actix_web::Result<HttpResponse> {
-    // The role picker is the demo's, and its cookie is the identity only in session mode.
-    if !state.config.demo || !state.auth.is_session() {
-        return Err(ApiError::NotFound.into());
-    }
-    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
-    let body: SignIn = body::json_body(&req, payload).await?;
-    let user = body
-        .role
-        .as_str()
-        .and_then(DemoUser::by_role)
-        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
-    let actor = user.actor();
-    let cookie = state.sessions.set_cookie(&actor);
-    Ok(HttpResponse::Ok()
-        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
-        .json(json!({"user": user_json(&actor, true)})))
+/// `POST /api/session` where nothing signs users in here: without `--demo` (whose role picker
+/// `demo::http` mounts ahead of this resource) a server's sessions come from elsewhere.
+async fn no_sign_in() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound)
 }
 
 /// Signs out: this session's cookie is refused from now on, also after a restart. With
@@ -534,6 +509,8 @@ pub(crate) async fn store_receipt(
     }
 }
 
+/// Decides the caller's approval and, approved, runs it; the receipt goes to the thread the
+/// decision names. The answer is the receipt and the resolution ([`Resolution`]).
 async fn decide_approval(
     actor: Actor,
     req: HttpRequest,
@@ -549,80 +526,109 @@ async fn decide_approval(
     };
     let what = receipt_subject(&record);
     let thread = body.thread_id.as_deref();
-    let (decided, ran) = match state
+    let decided = state
         .runtime
         .decide_and_run(&record.id, &actor, body.approved, correlation)
-        .await
-    {
-        Ok(done) => done,
+        .await;
+    let resolution = match decided {
+        Ok((decided, ran)) => Resolution::of(body.approved, decided.surface, decided.status, ran),
         Err(e) => {
             if e.code == CapabilityErrorCode::ApprovalStale {
-                let text = format!(
-                    "You approved {what}, but it changed since it was requested, so nothing was done. Ask again."
-                );
+                let text = Resolution::stale_receipt(&what);
                 store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
             }
             return Err(decision_error(&e).into());
         }
     };
-    let (text, ok, resolution) = if !body.approved {
-        (
-            format!("You denied {what}. Nothing was changed."),
-            true,
-            json!({"status": "rejected"}),
-        )
-    } else if decided.surface == Surface::Mcp {
-        (
-            format!("You approved {what}. The requesting MCP session can now run it."),
-            true,
-            json!({"status": "approved"}),
-        )
-    } else {
-        match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(decided.status))) {
-            Envelope::Ok { data } => (
-                format!("You approved {what}, and it completed."),
-                true,
-                json!({"status": "completed", "output": data}),
-            ),
-            Envelope::ApprovalRequired { .. } => (
-                format!("You approved {what}. It is running."),
-                true,
-                json!({"status": "pending"}),
-            ),
+    let text = resolution.receipt(&what);
+    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
+    Ok(HttpResponse::Ok().json(json!({
+        "receipt": {"text": text, "ok": resolution.ok()},
+        "resolution": resolution.to_json(),
+    })))
+}
+
+/// What a decision came to: the `resolution` of the answer, and the receipt that tells it.
+#[derive(Debug, Clone, PartialEq)]
+enum Resolution {
+    Rejected,
+    /// Approved for an MCP session, which runs it itself.
+    ApprovedForMcp,
+    Completed(Value),
+    Pending,
+    /// The run timed out or was cancelled; the error's public message.
+    Cancelled(Value),
+    /// The input or target changed since the request: nothing ran.
+    Stale(Value),
+    Failed(Value),
+}
+
+impl Resolution {
+    /// The outcome of a decision the runtime took on a record requested from `surface`, now
+    /// `status`: `ran` is the run an approval started (none for a rejection, an MCP
+    /// approval, or a record that was no longer pending).
+    fn of(approved: bool, surface: Surface, status: ApprovalStatus, ran: Option<Envelope>) -> Self {
+        if !approved {
+            return Self::Rejected;
+        }
+        if surface == Surface::Mcp {
+            return Self::ApprovedForMcp;
+        }
+        match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(status))) {
+            Envelope::Ok { data } => Self::Completed(data),
+            Envelope::ApprovalRequired { .. } => Self::Pending,
             Envelope::Error(e) => {
-                let public = e.to_public();
-                let message = public.get("message").cloned().unwrap_or(Value::Null);
+                let message = e.to_public().get("message").cloned().unwrap_or(Value::Null);
                 match e.code {
-                    CapabilityErrorCode::Timeout | CapabilityErrorCode::Cancelled => (
-                        format!("You approved {what}, but the run was cancelled."),
-                        false,
-                        json!({"status": "cancelled", "error": {"message": message}}),
-                    ),
-                    CapabilityErrorCode::ApprovalStale => (
-                        format!("You approved {what}, but it changed since it was requested, so nothing was done. Ask again."),
-                        false,
-                        json!({"status": "stale", "error": {"message": message}}),
-                    ),
-                    CapabilityErrorCode::ApprovalPending => (
-                        format!("You approved {what}. It is running."),
-                        true,
-                        json!({"status": "pending"}),
-                    ),
-                    _ => (
-                        format!(
-                            "You approved {what}, but it failed: {}",
-                            message.as_str().unwrap_or_default()
-                        ),
-                        false,
-                        json!({"status": "failed", "error": {"message": message}}),
-                    ),
+                    CapabilityErrorCode::Timeout | CapabilityErrorCode::Cancelled => {
+                        Self::Cancelled(message)
+                    }
+                    CapabilityErrorCode::ApprovalStale => Self::Stale(message),
+                    CapabilityErrorCode::ApprovalPending => Self::Pending,
+                    _ => Self::Failed(message),
                 }
             }
         }
-    };
-    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
-    Ok(HttpResponse::Ok()
-        .json(json!({"receipt": {"text": text, "ok": ok}, "resolution": resolution})))
+    }
+
+    fn ok(&self) -> bool {
+        !matches!(self, Self::Cancelled(_) | Self::Stale(_) | Self::Failed(_))
+    }
+
+    fn stale_receipt(what: &str) -> String {
+        format!("You approved {what}, but it changed since it was requested, so nothing was done. Ask again.")
+    }
+
+    /// The receipt's text, for the user and the thread's next turn.
+    fn receipt(&self, what: &str) -> String {
+        match self {
+            Self::Rejected => format!("You denied {what}. Nothing was changed."),
+            Self::ApprovedForMcp => {
+                format!("You approved {what}. The requesting MCP session can now run it.")
+            }
+            Self::Completed(_) => format!("You approved {what}, and it completed."),
+            Self::Pending => format!("You approved {what}. It is running."),
+            Self::Cancelled(_) => format!("You approved {what}, but the run was cancelled."),
+            Self::Stale(_) => Self::stale_receipt(what),
+            Self::Failed(message) => format!(
+                "You approved {what}, but it failed: {}",
+                message.as_str().unwrap_or_default()
+            ),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let failed = |status: &str, message: &Value| json!({"status": status, "error": {"message": message}});
+        match self {
+            Self::Rejected => json!({"status": "rejected"}),
+            Self::ApprovedForMcp => json!({"status": "approved"}),
+            Self::Completed(output) => json!({"status": "completed", "output": output}),
+            Self::Pending => json!({"status": "pending"}),
+            Self::Cancelled(message) => failed("cancelled", message),
+            Self::Stale(message) => failed("stale", message),
+            Self::Failed(message) => failed("failed", message),
+        }
+    }
 }
 
 fn storage(e: crate::threads::ThreadError) -> ApiError {
@@ -677,5 +683,110 @@ async fn delete_thread(
         Ok(HttpResponse::Ok().json(json!({"ok": true})))
     } else {
         Err(ApiError::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::CapabilityError;
+
+    fn failed(code: CapabilityErrorCode) -> Option<Envelope> {
+        Some(Envelope::Error(CapabilityError::of(code)))
+    }
+
+    /// Each way a decision ends, with the receipt and resolution the approval endpoint has
+    /// answered since the card UI was written against it.
+    #[test]
+    fn each_outcome_has_its_receipt_and_resolution() {
+        use ApprovalStatus::{Approved, Expired, Rejected};
+        let what = "issue-invoice (invoice 5)";
+        let outcome = |approved, surface, status, ran| {
+            let r = Resolution::of(approved, surface, status, ran);
+            (r.receipt(what), r.ok(), r.to_json())
+        };
+        let ok = Some(Envelope::Ok {
+            data: json!({"id": 5}),
+        });
+        assert_eq!(
+            outcome(false, Surface::AiSdk, Rejected, None),
+            (
+                format!("You denied {what}. Nothing was changed."),
+                true,
+                json!({"status": "rejected"})
+            )
+        );
+        assert_eq!(
+            outcome(true, Surface::Mcp, Approved, None),
+            (
+                format!("You approved {what}. The requesting MCP session can now run it."),
+                true,
+                json!({"status": "approved"})
+            )
+        );
+        assert_eq!(
+            outcome(true, Surface::AiSdk, Approved, ok),
+            (
+                format!("You approved {what}, and it completed."),
+                true,
+                json!({"status": "completed", "output": {"id": 5}})
+            )
+        );
+        let running = format!("You approved {what}. It is running.");
+        assert_eq!(
+            outcome(
+                true,
+                Surface::AiSdk,
+                Approved,
+                failed(CapabilityErrorCode::ApprovalPending)
+            ),
+            (running.clone(), true, json!({"status": "pending"}))
+        );
+        let again = outcome(
+            true,
+            Surface::AiSdk,
+            Approved,
+            Some(Envelope::ApprovalRequired {
+                approval_id: "apr_x".to_owned(),
+                message: String::new(),
+            }),
+        );
+        assert_eq!(again, (running, true, json!({"status": "pending"})));
+        for code in [CapabilityErrorCode::Timeout, CapabilityErrorCode::Cancelled] {
+            let (text, ok, resolution) = outcome(true, Surface::AiSdk, Approved, failed(code));
+            assert_eq!(
+                text,
+                format!("You approved {what}, but the run was cancelled.")
+            );
+            assert!(!ok);
+            assert_eq!(resolution["status"], "cancelled");
+            assert!(resolution["error"]["message"].is_string(), "{resolution}");
+        }
+        let (text, ok, resolution) = outcome(
+            true,
+            Surface::AiSdk,
+            Approved,
+            failed(CapabilityErrorCode::ApprovalStale),
+        );
+        assert_eq!(
+            (text.as_str(), ok, &resolution["status"]),
+            (
+                "You approved issue-invoice (invoice 5), but it changed since it was requested, so nothing was done. Ask again.",
+                false,
+                &json!("stale")
+            )
+        );
+        // No run came back: the record's own status says why (an expired one failed).
+        let (text, ok, resolution) = outcome(true, Surface::AiSdk, Expired, None);
+        let message = resolution["error"]["message"].as_str().unwrap().to_owned();
+        assert_eq!(
+            (text, ok, resolution),
+            (
+                format!("You approved {what}, but it failed: {message}"),
+                false,
+                json!({"status": "failed", "error": {"message": message}})
+            )
+        );
+        assert!(!message.is_empty());
     }
 }
