@@ -27,7 +27,7 @@ pub use error::ApiError;
 
 use crate::app::AppState;
 use crate::runtime::{
-    Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
+    Actor, ApprovalRecord, ApprovalStatus, CallSurface, CapabilityErrorCode, Correlation, Envelope,
 };
 use crate::threads::ThreadAppend;
 
@@ -352,7 +352,7 @@ async fn rpc(
         .runtime
         .invoke_envelope(
             &actor,
-            Surface::Direct,
+            CallSurface::Direct,
             &path,
             input,
             Correlation::default(),
@@ -567,11 +567,16 @@ impl Resolution {
     /// The outcome of a decision the runtime took on a record requested from `surface`, now
     /// `status`: `ran` is the run an approval started (none for a rejection, an MCP
     /// approval, or a record that was no longer pending).
-    fn of(approved: bool, surface: Surface, status: ApprovalStatus, ran: Option<Envelope>) -> Self {
+    fn of(
+        approved: bool,
+        surface: CallSurface,
+        status: ApprovalStatus,
+        ran: Option<Envelope>,
+    ) -> Self {
         if !approved {
             return Self::Rejected;
         }
-        if surface == Surface::Mcp {
+        if surface == CallSurface::Mcp {
             return Self::ApprovedForMcp;
         }
         match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(status))) {
@@ -709,7 +714,7 @@ mod tests {
             data: json!({"id": 5}),
         });
         assert_eq!(
-            outcome(false, Surface::AiSdk, Rejected, None),
+            outcome(false, CallSurface::AiSdk, Rejected, None),
             (
                 format!("You denied {what}. Nothing was changed."),
                 true,
@@ -717,7 +722,7 @@ mod tests {
             )
         );
         assert_eq!(
-            outcome(true, Surface::Mcp, Approved, None),
+            outcome(true, CallSurface::Mcp, Approved, None),
             (
                 format!("You approved {what}. The requesting MCP session can now run it."),
                 true,
@@ -725,7 +730,7 @@ mod tests {
             )
         );
         assert_eq!(
-            outcome(true, Surface::AiSdk, Approved, ok),
+            outcome(true, CallSurface::AiSdk, Approved, ok),
             (
                 format!("You approved {what}, and it completed."),
                 true,
@@ -736,7 +741,7 @@ mod tests {
         assert_eq!(
             outcome(
                 true,
-                Surface::AiSdk,
+                CallSurface::AiSdk,
                 Approved,
                 failed(CapabilityErrorCode::ApprovalPending)
             ),
@@ -744,7 +749,7 @@ mod tests {
         );
         let again = outcome(
             true,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Approved,
             Some(Envelope::ApprovalRequired {
                 approval_id: "apr_x".to_owned(),
@@ -753,7 +758,7 @@ mod tests {
         );
         assert_eq!(again, (running, true, json!({"status": "pending"})));
         for code in [CapabilityErrorCode::Timeout, CapabilityErrorCode::Cancelled] {
-            let (text, ok, resolution) = outcome(true, Surface::AiSdk, Approved, failed(code));
+            let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Approved, failed(code));
             assert_eq!(
                 text,
                 format!("You approved {what}, but the run was cancelled.")
@@ -764,7 +769,7 @@ mod tests {
         }
         let (text, ok, resolution) = outcome(
             true,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Approved,
             failed(CapabilityErrorCode::ApprovalStale),
         );
@@ -777,7 +782,7 @@ mod tests {
             )
         );
         // No run came back: the record's own status says why (an expired one failed).
-        let (text, ok, resolution) = outcome(true, Surface::AiSdk, Expired, None);
+        let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Expired, None);
         let message = resolution["error"]["message"].as_str().unwrap().to_owned();
         assert_eq!(
             (text, ok, resolution),

@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::{
     approval, Actor, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditDraft, AuditSource,
-    Capability, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime, Surface,
+    CallSurface, Capability, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime,
 };
 
 impl Runtime {
@@ -140,7 +140,7 @@ impl Runtime {
                     record.outcome.is_none()
                         && record.consumed_at.is_none_or(|at| at + grace <= now)
                 }
-                _ => record.surface != Surface::Mcp && grace.is_zero(),
+                _ => record.surface != CallSurface::Mcp && grace.is_zero(),
             };
             if !stranded {
                 continue;
@@ -288,7 +288,10 @@ impl Runtime {
             .get(id, now)
             .await?
             .ok_or_else(|| CapabilityError::of(CapabilityErrorCode::ApprovalNotFound))?;
-        if !approved || record.surface == Surface::Mcp || record.status != ApprovalStatus::Pending {
+        if !approved
+            || record.surface == CallSurface::Mcp
+            || record.status != ApprovalStatus::Pending
+        {
             return self.decide(id, approver, approved).await.map(|r| (r, None));
         }
         let emit = Emit {
@@ -341,7 +344,7 @@ impl Runtime {
         &self,
         approval_id: &str,
         expected_actor: &Actor,
-        expected_surface: Surface,
+        expected_surface: CallSurface,
         correlation: Correlation,
     ) -> Envelope {
         let execution_id = new_id("exe");

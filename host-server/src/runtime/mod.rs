@@ -37,7 +37,10 @@ pub use policy::{policy_fn, Decision, Policy, PolicyError, PolicyPhase, PolicyRe
 pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,
 };
-pub use types::{Actor, ActorKind, Correlation, Credential, Risk, SideEffect, Surface};
+/// The old name of [`CallSurface`].
+#[allow(deprecated)]
+pub use types::Surface;
+pub use types::{Actor, ActorKind, CallSurface, Correlation, Credential, Risk, SideEffect};
 
 /// Default lifetime of a pending approval.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);

@@ -11,8 +11,9 @@ use tracing::Instrument;
 
 use super::{
     approval, policy, Actor, ApprovalRecord, ApprovalStatus, AuditDraft, AuditHub, AuditSource,
-    Capability, CapabilityError, CapabilityErrorCode, CapabilityInfo, Correlation, Envelope,
-    HandlerError, InvocationContext, Policy, PolicyPhase, PolicyRequest, Runtime, Surface, Verdict,
+    CallSurface, Capability, CapabilityError, CapabilityErrorCode, CapabilityInfo, Correlation,
+    Envelope, HandlerError, InvocationContext, Policy, PolicyPhase, PolicyRequest, Runtime,
+    Verdict,
 };
 
 /// Stage labels carried by `capability.failed`.
@@ -107,7 +108,7 @@ pub(super) fn refusal(verdict: &Verdict, emit: &Emit<'_>) -> Option<Envelope> {
 }
 
 /// The span of one capability call (reference: `agent.capability_call`).
-pub(super) fn capability_span(id: &str, surface: Surface, execution_id: &str) -> tracing::Span {
+pub(super) fn capability_span(id: &str, surface: CallSurface, execution_id: &str) -> tracing::Span {
     tracing::info_span!(
         "agent.capability_call",
         orpc_agent.capability_id = %id,
@@ -132,7 +133,7 @@ impl Runtime {
         &self,
         cap: &Capability,
         phase: PolicyPhase,
-        surface: Surface,
+        surface: CallSurface,
         actor: &Actor,
         input: Option<&Value>,
     ) -> Verdict {
@@ -167,7 +168,7 @@ impl Runtime {
     pub fn discover(
         &self,
         actor: &Actor,
-        surface: Surface,
+        surface: CallSurface,
         tags: Option<&[String]>,
     ) -> Vec<CapabilityInfo> {
         let mut out = Vec::new();
@@ -217,7 +218,7 @@ impl Runtime {
     pub async fn invoke(
         &self,
         actor: &Actor,
-        surface: Surface,
+        surface: CallSurface,
         id: &str,
         input: Value,
         correlation: Correlation,
@@ -231,7 +232,7 @@ impl Runtime {
     pub async fn invoke_envelope(
         &self,
         actor: &Actor,
-        surface: Surface,
+        surface: CallSurface,
         id: &str,
         input: Value,
         correlation: Correlation,
@@ -354,7 +355,7 @@ impl Runtime {
         &self,
         cap: &Capability,
         actor: &Actor,
-        surface: Surface,
+        surface: CallSurface,
         input: Value,
         emit: &Emit<'_>,
         approval_id: Option<String>,

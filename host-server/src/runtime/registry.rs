@@ -18,7 +18,7 @@ use super::policy::Policy;
 // `CapabilityMeta` lives with the plain vocabulary so that `policy` can read it without
 // depending on the registry, which holds policies (no module cycle); its path here stays.
 pub use super::types::CapabilityMeta;
-use super::types::{Actor, Correlation, Risk, SideEffect, Surface};
+use super::types::{Actor, CallSurface, Correlation, Risk, SideEffect};
 
 /// Default handler deadline.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -27,7 +27,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone)]
 pub struct InvocationContext {
     pub capability_id: String,
-    pub surface: Surface,
+    pub surface: CallSurface,
     /// The original requester, also on resumed approvals.
     pub actor: Actor,
     pub execution_id: String,
@@ -135,7 +135,7 @@ pub struct CapabilityBuilder {
     side_effect: Option<SideEffect>,
     risk: Risk,
     tags: Vec<String>,
-    expose: Vec<Surface>,
+    expose: Vec<CallSurface>,
     approval_required: bool,
     approval_expires_in: Option<Duration>,
     timeout: Duration,
@@ -195,7 +195,7 @@ impl CapabilityBuilder {
         self.tags = tags.into_iter().map(Into::into).collect();
         self
     }
-    pub fn expose(mut self, surfaces: &[Surface]) -> Self {
+    pub fn expose(mut self, surfaces: &[CallSurface]) -> Self {
         self.expose = surfaces.to_vec();
         self
     }

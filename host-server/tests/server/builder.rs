@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use host_server::runtime::{
-    policy_fn, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk, SideEffect,
-    Surface,
+    policy_fn, CallSurface, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk,
+    SideEffect,
 };
 use host_server::Correlation;
 use schemars::JsonSchema;
@@ -33,7 +33,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
                 .side_effect(SideEffect::Read)
                 .risk(Risk::Low)
                 .tags(["tools"])
-                .expose(&[Surface::Direct, Surface::AiSdk])
+                .expose(&[CallSurface::Direct, CallSurface::AiSdk])
                 .handler(|ctx, i: EchoInput| async move {
                     if i.text == "boom" {
                         return Err(HandlerError::Internal("the echo chamber collapsed".into()));
@@ -48,7 +48,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
             Capability::builder("slow")
                 .description("Takes longer than it may.")
                 .side_effect(SideEffect::Read)
-                .expose(&[Surface::Direct])
+                .expose(&[CallSurface::Direct])
                 .timeout(Duration::from_millis(50))
                 .handler(
                     |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
@@ -61,7 +61,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
             Capability::builder("fragile")
                 .description("Guarded by a broken policy.")
                 .side_effect(SideEffect::Read)
-                .expose(&[Surface::Direct])
+                .expose(&[CallSurface::Direct])
                 .policy(policy_fn("broken", &[PolicyPhase::Invocation], |_| {
                     Err(PolicyError("no answer".into()))
                 }))
@@ -131,7 +131,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
     let ai = s
         .state
         .runtime
-        .discover(&carla(), Surface::AiSdk, Some(&["tools".to_owned()]));
+        .discover(&carla(), CallSurface::AiSdk, Some(&["tools".to_owned()]));
     assert_eq!(
         ai.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         ["echo"]
@@ -142,7 +142,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
         .runtime
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "slow",
             json!({}),
             Correlation::default(),
@@ -192,7 +192,10 @@ async fn whoami(
     state: actix_web::web::Data<host_server::AppState>,
     actor: host_server::Actor,
 ) -> actix_web::HttpResponse {
-    let tools = state.runtime.discover(&actor, Surface::AiSdk, None).len();
+    let tools = state
+        .runtime
+        .discover(&actor, CallSurface::AiSdk, None)
+        .len();
     actix_web::HttpResponse::Ok()
         .json(json!({"actor": actor, "tools": tools, "model": state.config.model.to_string()}))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use host_server::config::ServerConfig;
 use host_server::demo::{ANALYST, CONTROLLER};
-use host_server::{http, Actor, AppBuilder, AppState, Correlation, Surface};
+use host_server::{http, Actor, AppBuilder, AppState, CallSurface, Correlation};
 use reqwest::header::{COOKIE, SET_COOKIE, WWW_AUTHENTICATE};
 use serde_json::Value;
 use time::macros::date;
@@ -153,7 +153,7 @@ impl TestServer {
     /// Carla asks for an approval-gated capability over `surface`; the approval it waits on.
     pub async fn carla_awaits_approval(
         &self,
-        surface: Surface,
+        surface: CallSurface,
         capability: &str,
         input: Value,
     ) -> String {
