@@ -16,6 +16,8 @@ pub mod otlp;
 pub mod runtime;
 pub mod session;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod threads;
 
 pub use app::{AppBuilder, AppState};
