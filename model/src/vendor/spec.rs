@@ -187,18 +187,27 @@ pub fn providers_from_spec(
         .collect()
 }
 
+/// The base URL, or `default`, when it is an `http(s)://` URL with a host (parsed by `Url`,
+/// as the client will; the text is kept as given).
 fn checked_url(
     value: Option<String>,
     default: &str,
     var: &'static str,
 ) -> Result<String, ProviderConfigError> {
     let url = value.unwrap_or_else(|| default.to_owned());
-    let lower = url.to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"));
-    match rest {
-        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(url),
+    // A special scheme's parse skips extra slashes (`http:///x` is host `x`): refuse them as
+    // the text says no host.
+    let host_follows = url
+        .split_once("://")
+        .is_some_and(|(_, rest)| !rest.starts_with('/'));
+    match reqwest::Url::parse(&url) {
+        Ok(parsed)
+            if host_follows
+                && matches!(parsed.scheme(), "http" | "https")
+                && parsed.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
+            Ok(url)
+        }
         _ => Err(ProviderConfigError::InvalidBaseUrl { var }),
     }
 }
@@ -251,6 +260,40 @@ mod tests {
             VendorSpec::parse("openai:"),
             Err(ProviderConfigError::MissingModel { .. })
         ));
+    }
+
+    #[test]
+    fn base_urls_are_parsed_as_urls() {
+        let check = |url: &str| checked_url(Some(url.to_owned()), "unused", "OPENAI_BASE_URL");
+        for good in [
+            "http://localhost:11434/v1",
+            "HTTPS://api.example.com/v1",
+            "http://[::1]:8080",
+            "http://127.0.0.1",
+        ] {
+            assert_eq!(check(good), Ok(good.to_owned()), "{good}");
+        }
+        for bad in [
+            "localhost:11434",
+            "http://",
+            "https:///v1",
+            "ftp://example.com",
+            "http://exa mple.com",
+            "http://[::1",
+            "",
+        ] {
+            assert_eq!(
+                check(bad),
+                Err(ProviderConfigError::InvalidBaseUrl {
+                    var: "OPENAI_BASE_URL"
+                }),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            checked_url(None, "https://api.example.com", "X").as_deref(),
+            Ok("https://api.example.com")
+        );
     }
 
     #[test]
