@@ -103,19 +103,26 @@ fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
 pub fn strip_channel_markers(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
-    while let Some(start) = find_pair(rest, *b"<|") {
-        out.push_str(&rest[..start]);
-        let Some(end) = find_pair(&rest[start..], *b"|>") else {
+    // Cut with `split_at_checked` (the markers are ASCII, so every cut is at a char boundary):
+    // a `str` range index would link core's slicing panic and its `Debug` formatting.
+    while let Some((before, marker)) =
+        find_pair(rest, *b"<|").and_then(|at| rest.split_at_checked(at))
+    {
+        out.push_str(before);
+        // The closing `|>` is looked for after the opening `<|` (they do not overlap in `<|>`).
+        let Some((token, after)) = marker.get(2..).and_then(|inner| {
+            let end = find_pair(inner, *b"|>")?;
+            Some((inner.get(..end)?, inner.get(end + 2..)?))
+        }) else {
             // An unfinished marker at the end of a stream is held back until it completes.
             return out;
         };
-        let token = &rest[start + 2..start + end];
-        rest = &rest[start + end + 2..];
+        rest = after;
         if token == "channel" || token == "start" {
             let word = rest
                 .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
                 .unwrap_or(rest.len());
-            rest = &rest[word..];
+            rest = rest.get(word..).unwrap_or_default();
             rest = rest.strip_prefix(' ').unwrap_or(rest);
         }
     }
@@ -525,6 +532,10 @@ mod tests {
         );
         assert_eq!(strip_channel_markers("a <| b"), "a ");
         assert_eq!(strip_channel_markers("é<|end|>ü|>"), "éü|>");
+        // `<|>` opens a marker and does not close it: it panicked (a close found inside the
+        // opening pair made the token's range run backwards).
+        assert_eq!(strip_channel_markers("a<|>b"), "a");
+        assert_eq!(strip_channel_markers("x<|>y|>z"), "xz");
         let mut conversation = Conversation::new("cnv_1");
         conversation.begin_turn("q").unwrap();
         conversation.observe_frame(

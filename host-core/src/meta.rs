@@ -221,11 +221,12 @@ fn discover(surface: &Surface, floor: &[String], args: &Map<String, Value>) -> D
             ("procedures", Value::Array(Vec::new())),
         ])
     } else {
-        serde_json::to_value(surface.snapshot(&SnapshotOptions {
-            scope,
-            include_unavailable: true,
-        }))
-        .unwrap_or_default()
+        surface
+            .snapshot(&SnapshotOptions {
+                scope,
+                include_unavailable: true,
+            })
+            .to_value()
     };
     if let (false, Some(map)) = (refused.is_empty(), value.as_object_mut()) {
         map.insert(

@@ -225,15 +225,19 @@ fn is_date(text: &str) -> bool {
 }
 
 fn is_time(text: &str) -> bool {
-    let (clock, offset) = match text.find(['Z', 'z', '+', '-']) {
-        Some(at) => text.split_at(at),
-        None => return false,
+    let Some((clock, offset)) = text
+        .find(['Z', 'z', '+', '-'])
+        .and_then(|at| text.split_at_checked(at))
+    else {
+        return false;
     };
-    let offset_ok = matches!(offset, "Z" | "z")
-        || (offset.len() == 6
-            && digits(&offset[1..3], 2)
-            && &offset[3..4] == ":"
-            && digits(&offset[4..6], 2));
+    // The offset is read as bytes: `±hh:mm` is ASCII, and a byte range of untrusted text can
+    // end inside a character (`+aé…`), where slicing the `str` would panic.
+    let offset_ok = match offset.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [_, h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit()),
+        _ => false,
+    };
     let (hms, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
     let fields: Vec<&str> = hms.split(':').collect();
     offset_ok
@@ -804,6 +808,25 @@ mod tests {
             &json!("2026-11-29T21:16:30+01:00")
         )
         .is_empty());
+    }
+
+    #[test]
+    fn date_time_offsets_with_non_ascii_text_are_format_issues_not_panics() {
+        let schema = json!({ "type": "string", "format": "date-time" });
+        // Six bytes after the sign, the second and third inside `é`: slicing the offset as a
+        // `str` at byte 3 panicked (an aborted wasm instance in the browser).
+        for text in [
+            "2026-11-29T21:16:30+aé:c",
+            "2026-11-29T21:16:30+0é00",
+            "2026-11-29T21:16:30-é:00",
+        ] {
+            let issues = validate(&schema, &json!(text));
+            assert_eq!(issues.len(), 1, "{text}");
+            assert_eq!(issues[0].path, "");
+        }
+        for text in ["2026-11-29T21:16:30-05:30", "2026-11-29t21:16:30.5z"] {
+            assert!(validate(&schema, &json!(text)).is_empty(), "{text}");
+        }
     }
 
     #[test]

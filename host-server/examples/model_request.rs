@@ -8,7 +8,7 @@ use std::net::TcpListener;
 
 use host_server::config::ServerConfig;
 use host_server::demo::CONTROLLER;
-use host_server::{http, AppBuilder, Correlation, Surface};
+use host_server::{http, AppBuilder, CallSurface, Correlation};
 use serde_json::json;
 
 fn main() -> std::io::Result<()> {
@@ -23,7 +23,7 @@ fn main() -> std::io::Result<()> {
         println!("listening on http://{} database=sqlite::memory: model=scripted demo=on", listener.local_addr()?);
         let server = http::serve(state.clone(), listener, 1)?;
         let correlation = Correlation { step_id: Some("stp_example".into()), invocation_id: Some("stc_1".into()), ..Correlation::default() };
-        let envelope = state.runtime.invoke(&CONTROLLER.actor(), Surface::AiSdk, "issue-invoice", json!({"id": 5}), correlation).await;
+        let envelope = state.runtime.invoke(&CONTROLLER.actor(), CallSurface::AiSdk, "issue-invoice", json!({"id": 5}), correlation).await;
         println!("model tool call domain_issue-invoice {{\"id\":5}} as carla@example.com on aiSdk -> {envelope}");
         server.await
     })

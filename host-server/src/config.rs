@@ -24,22 +24,20 @@ pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
-/// The model the chat endpoint should run, as given by `--model`.
+/// The model the chat endpoint should run, as given by `--model`: the one parse of a model
+/// spec. A vendor's model is `dpas_model`'s [`VendorSpec`] (its vendor names, its
+/// `<vendor>/<model>` id), which builds the provider itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSpec {
     /// The golden-scenario scripted model, optionally driven by a script file.
-    Scripted {
-        script: Option<PathBuf>,
-    },
-    OpenAi {
-        model: String,
-    },
-    Anthropic {
-        model: String,
-    },
+    Scripted { script: Option<PathBuf> },
+    /// `openai:<model>` or `anthropic:<model>`.
+    Vendor(VendorSpec),
     /// Explicitly no model: the chat endpoint answers 503 `MODEL_NOT_CONFIGURED`.
     None,
 }
+
+pub use dpas_model::{Vendor, VendorSpec};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid model spec {spec:?}: expected scripted, scripted:<file>, openai:<model>, anthropic:<model> or none")]
@@ -50,24 +48,15 @@ pub struct ModelSpecError {
 impl FromStr for ModelSpec {
     type Err = ModelSpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ModelSpecError { spec: s.to_owned() };
-        let (kind, rest) = match s.split_once(':') {
-            Some((k, r)) => (k, Some(r)),
-            None => (s, None),
-        };
-        match (kind, rest) {
-            ("scripted", None) => Ok(Self::Scripted { script: None }),
-            ("scripted", Some(file)) if !file.is_empty() => Ok(Self::Scripted {
+        match s.split_once(':') {
+            None if s == "scripted" => Ok(Self::Scripted { script: None }),
+            None if s == "none" => Ok(Self::None),
+            Some(("scripted", file)) if !file.is_empty() => Ok(Self::Scripted {
                 script: Some(PathBuf::from(file)),
             }),
-            ("openai", Some(m)) if !m.trim().is_empty() => Ok(Self::OpenAi {
-                model: m.to_owned(),
-            }),
-            ("anthropic", Some(m)) if !m.trim().is_empty() => Ok(Self::Anthropic {
-                model: m.to_owned(),
-            }),
-            ("none", None) => Ok(Self::None),
-            _ => Err(err()),
+            _ => VendorSpec::parse(s)
+                .map(Self::Vendor)
+                .map_err(|_| ModelSpecError { spec: s.to_owned() }),
         }
     }
 }
@@ -77,22 +66,19 @@ impl std::fmt::Display for ModelSpec {
         match self {
             Self::Scripted { script: None } => f.write_str("scripted"),
             Self::Scripted { script: Some(p) } => write!(f, "scripted:{}", p.display()),
-            Self::OpenAi { model } => write!(f, "openai:{model}"),
-            Self::Anthropic { model } => write!(f, "anthropic:{model}"),
+            Self::Vendor(spec) => spec.fmt(f),
             Self::None => f.write_str("none"),
         }
     }
 }
 
 impl ModelSpec {
-    /// Model ids offered to the browser (`GET /api/session`); empty when there is no model.
+    /// The ids the model is listed under once it serves (`ModelSet::ids`); empty for none.
     pub fn model_ids(&self) -> Vec<String> {
         match self {
             Self::None => Vec::new(),
             Self::Scripted { .. } => vec!["scripted".to_owned()],
-            // The ids the providers list themselves under (`dpas_model`): `<vendor>/<model>`.
-            Self::OpenAi { model } => vec![format!("openai/{model}")],
-            Self::Anthropic { model } => vec![format!("anthropic/{model}")],
+            Self::Vendor(spec) => vec![spec.provider_id()],
         }
     }
 }
@@ -846,6 +832,13 @@ mod tests {
         }
     }
 
+    fn vendor(vendor: Vendor, model: &str) -> ModelSpec {
+        ModelSpec::Vendor(VendorSpec {
+            vendor,
+            model: model.to_owned(),
+        })
+    }
+
     #[test]
     fn model_specs_parse_and_reject() {
         assert_eq!("scripted".parse(), Ok(ModelSpec::Scripted { script: None }));
@@ -857,16 +850,18 @@ mod tests {
         );
         assert_eq!(
             "openai:gpt-4o".parse(),
-            Ok(ModelSpec::OpenAi {
-                model: "gpt-4o".into()
-            })
+            Ok(vendor(Vendor::OpenAi, "gpt-4o"))
         );
         assert_eq!(
             "anthropic:claude".parse(),
-            Ok(ModelSpec::Anthropic {
-                model: "claude".into()
-            })
+            Ok(vendor(Vendor::Anthropic, "claude"))
         );
+        // One rule for a vendor's spec: `dpas_model`'s (vendor in any case, spaces trimmed,
+        // `:` allowed in the model), the same that builds its provider.
+        let local: ModelSpec = " OpenAI:llama3.2:3b ".parse().unwrap();
+        assert_eq!(local, vendor(Vendor::OpenAi, "llama3.2:3b"));
+        assert_eq!(local.to_string(), "openai:llama3.2:3b");
+        assert_eq!(local.model_ids(), ["openai/llama3.2:3b"]);
         assert_eq!("none".parse(), Ok(ModelSpec::None));
         for bad in [
             "",
@@ -875,6 +870,8 @@ mod tests {
             "scripted:",
             "none:x",
             "gpt",
+            "gemini:x",
+            "openai: ",
             "mock/scripted",
         ] {
             assert!(
@@ -909,8 +906,8 @@ mod tests {
         assert_eq!(c.database_url, "sqlite::memory:");
         assert!(parse(&["--demo", "--model", "bogus"]).is_err());
         let c = parse(&["--demo", "--model", "openai:a", "--model", "anthropic:b"]).unwrap();
-        assert_eq!(c.model, ModelSpec::OpenAi { model: "a".into() });
-        assert_eq!(c.more_models, [ModelSpec::Anthropic { model: "b".into() }]);
+        assert_eq!(c.model, vendor(Vendor::OpenAi, "a"));
+        assert_eq!(c.more_models, [vendor(Vendor::Anthropic, "b")]);
         let none_too = parse(&["--demo", "--model", "openai:a", "--model", "none"]);
         assert!(none_too.unwrap_err().contains("none cannot be combined"));
         let twice = parse(&["--demo", "--model", "openai:a", "--model", "openai:a"]);

@@ -16,8 +16,13 @@ pub mod otlp;
 pub mod runtime;
 pub mod session;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod threads;
 
 pub use app::{AppBuilder, AppState};
 pub use config::{Cli, ModelSpec, ServerConfig};
-pub use runtime::{Actor, Correlation, Envelope, Runtime, Surface};
+/// The old name of [`runtime::CallSurface`].
+#[allow(deprecated)]
+pub use runtime::Surface;
+pub use runtime::{Actor, CallSurface, Correlation, Envelope, Runtime};

@@ -23,7 +23,8 @@ use serde_json::{json, Map, Value};
 use crate::http::error::ApiError;
 use crate::http::{read_limited, require_json, resource};
 use crate::runtime::{
-    Actor, CapabilityError, CapabilityInfo, Correlation, Envelope, InputIssue, SideEffect, Surface,
+    Actor, CallSurface, CapabilityError, CapabilityInfo, Correlation, Envelope, InputIssue,
+    SideEffect,
 };
 use crate::AppState;
 
@@ -214,7 +215,7 @@ fn tool(info: &CapabilityInfo) -> Value {
 
 /// The actor's catalog on `mcp`, then the resume tool (which wins a name clash).
 fn tools(state: &AppState, actor: &Actor) -> Vec<Value> {
-    let discovered = state.runtime.discover(actor, Surface::Mcp, None);
+    let discovered = state.runtime.discover(actor, CallSurface::Mcp, None);
     let mut out: Vec<Value> = discovered
         .iter()
         .filter(|info| {
@@ -264,7 +265,7 @@ async fn call(
             Some(approval) if !approval.is_empty() => {
                 state
                     .runtime
-                    .resume(approval, actor, Surface::Mcp, correlation)
+                    .resume(approval, actor, CallSurface::Mcp, correlation)
                     .await
             }
             _ => Envelope::Error(CapabilityError::input_invalid(vec![InputIssue {
@@ -275,7 +276,7 @@ async fn call(
     } else {
         state
             .runtime
-            .invoke_envelope(actor, Surface::Mcp, name, arguments, correlation)
+            .invoke_envelope(actor, CallSurface::Mcp, name, arguments, correlation)
             .await
     };
     Ok(call_result(req, state, envelope).await)

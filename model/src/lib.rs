@@ -12,8 +12,11 @@ pub use provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall, ToolSpec,
 };
+/// The old name of [`VendorSpec`].
+#[allow(deprecated)]
+pub use vendor::ModelSpec;
 pub use vendor::{
     provider_from_spec, provider_from_spec_env, providers_from_spec, AnthropicConfig,
-    AnthropicProvider, HttpSettings, ModelSpec, OpenAiConfig, OpenAiProvider, ProviderConfigError,
-    RetryPolicy, Vendor,
+    AnthropicProvider, HttpSettings, OpenAiConfig, OpenAiProvider, ProviderConfigError,
+    RetryPolicy, Vendor, VendorSpec,
 };

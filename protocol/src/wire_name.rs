@@ -30,14 +30,16 @@ fn utf16_len(s: &str) -> usize {
 
 /// The longest prefix of `s` with at most `units` UTF-16 code units (never splits a char).
 fn utf16_prefix(s: &str, units: usize) -> &str {
+    // `get`, not a range index: the indices are char boundaries, and an index would link
+    // core's slicing panic with its `Debug` formatting into the browser build.
     if s.is_ascii() {
-        return &s[..units.min(s.len())];
+        return s.get(..units).unwrap_or(s);
     }
     let mut used = 0;
     for (i, c) in s.char_indices() {
         used += c.len_utf16();
         if used > units {
-            return &s[..i];
+            return s.get(..i).unwrap_or(s);
         }
     }
     s

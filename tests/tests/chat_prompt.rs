@@ -30,7 +30,7 @@ impl ModelProvider for Recorder {
 }
 
 /// A server on the golden scenario whose provider records every request.
-async fn recording_server() -> (server::ChatServer, Arc<Recorder>) {
+async fn recording_server() -> (server::TestServer, Arc<Recorder>) {
     let recorder = Arc::new(Recorder {
         inner: ScriptedProvider::golden(),
         seen: Mutex::new(Vec::new()),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use dpas_protocol::Frame;
 use dpas_tests::read_trace_request;
-use dpas_tests::server::{self, ChatReply, ChatServer, Model, Options};
+use dpas_tests::server::{self, ChatReply, Model, Options, TestServer};
 use serde_json::{json, Value};
 
 /// Replaces values that differ per run.
@@ -69,7 +69,7 @@ fn error_codes(reply: &ChatReply) -> Vec<String> {
     reply.errors().iter().map(|e| e.code.clone()).collect()
 }
 
-async fn controller_chat(srv: &ChatServer, body: Value) -> ChatReply {
+async fn controller_chat(srv: &TestServer, body: Value) -> ChatReply {
     let reply = srv.chat(&body, "controller").await;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(

@@ -17,7 +17,7 @@ use dpas_protocol::ndjson::FrameDecoder;
 use dpas_protocol::{decode_request, HostErrorCode};
 use futures_util::StreamExt;
 use host_server::config::ServerConfig;
-use host_server::runtime::{CapabilityErrorCode, Surface};
+use host_server::runtime::{CallSurface, CapabilityErrorCode};
 use host_server::{AppBuilder, Correlation, Envelope};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -354,7 +354,7 @@ fn fuzz_rpc_inputs_through_the_runtime() {
     campaign("/rpc input", strategy, |(id, input)| {
         let envelope = rt.block_on(runtime.invoke_envelope(
             &carla,
-            Surface::Direct,
+            CallSurface::Direct,
             &id,
             input,
             Correlation::default(),

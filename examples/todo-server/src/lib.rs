@@ -14,8 +14,8 @@ use host_server::chat::{self, ChatConfig};
 use host_server::db::Db;
 use host_server::http::{read_json, ApiError};
 use host_server::runtime::{
-    policy_fn, Capability, Decision, HandlerError, Policy, PolicyPhase, RegistryError, Risk,
-    RuntimeBuilder, SideEffect, Surface,
+    policy_fn, CallSurface, Capability, Decision, HandlerError, Policy, PolicyPhase, RegistryError,
+    Risk, RuntimeBuilder, SideEffect,
 };
 use host_server::{Actor, AppBuilder, AppState, ServerConfig};
 use schemars::JsonSchema;
@@ -151,7 +151,7 @@ fn missing(id: i64) -> HandlerError {
     HandlerError::Rejected(format!("There is no todo {id}."))
 }
 
-const SURFACES: &[Surface] = &[Surface::AiSdk, Surface::Mcp, Surface::Direct];
+const SURFACES: &[CallSurface] = &[CallSurface::AiSdk, CallSurface::Mcp, CallSurface::Direct];
 
 /// The four capabilities, in the order the model sees them.
 pub fn capabilities(todos: &Todos) -> Vec<Result<Capability, RegistryError>> {
@@ -193,7 +193,7 @@ pub fn capabilities(todos: &Todos) -> Vec<Result<Capability, RegistryError>> {
         .description("Marks a todo as done.")
         .side_effect(SideEffect::Write)
         .tags(["todos"])
-        .expose(&[Surface::Mcp, Surface::Direct])
+        .expose(&[CallSurface::Mcp, CallSurface::Direct])
         .handler(move |_ctx, i: TodoIdInput| {
             let t = t.clone();
             async move {

@@ -6,7 +6,7 @@ use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// What the snapshot is taken for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +119,151 @@ fn gate(available: Result<(), String>) -> (bool, Option<String>) {
     match available {
         Ok(()) => (true, None),
         Err(reason) => (false, Some(reason)),
+    }
+}
+
+// The snapshot as JSON, built by hand: what its `Serialize` derive writes, field for field
+// (`snapshot_json_is_what_serialize_writes` compares them). The browser build needs the JSON
+// only in meta mode (`surface_discover`); through `serde_json::to_value` it instantiated
+// serde_json's whole `Value` serializer and every snapshot type's `Serialize` for it (1.2 KB
+// gzip), and through JSON text a float of 17 significant digits may not read back to the
+// same `f64` (serde_json without `float_roundtrip`).
+
+fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
+    map.insert(key.to_owned(), value);
+}
+
+fn put_some(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        put(map, key, value);
+    }
+}
+
+fn text(value: &str) -> Value {
+    Value::String(value.to_owned())
+}
+
+fn opt_text(value: &Option<String>) -> Option<Value> {
+    value.as_deref().map(text)
+}
+
+/// `available` and, when unavailable with one, `unavailableReason`.
+fn put_availability(map: &mut Map<String, Value>, available: bool, reason: &Option<String>) {
+    put(map, "available", Value::Bool(available));
+    put_some(map, "unavailableReason", opt_text(reason));
+}
+
+/// `inputSchema` and, when declared, `outputSchema`.
+fn put_schemas(map: &mut Map<String, Value>, input: &Value, output: &Option<Value>) {
+    put(map, "inputSchema", input.clone());
+    put_some(map, "outputSchema", output.clone());
+}
+
+fn array<T>(items: &[T], to_value: fn(&T) -> Value) -> Value {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(to_value(item));
+    }
+    Value::Array(out)
+}
+
+impl ObservationSnapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "capabilityId", text(&self.capability_id));
+        put(&mut map, "name", text(&self.name));
+        put(&mut map, "description", text(&self.description));
+        put(&mut map, "outputSchema", self.output_schema.clone());
+        put_availability(&mut map, self.available, &self.unavailable_reason);
+        Value::Object(map)
+    }
+}
+
+impl ActionSnapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "capabilityId", text(&self.capability_id));
+        put(&mut map, "name", text(&self.name));
+        put(&mut map, "description", text(&self.description));
+        put_schemas(&mut map, &self.input_schema, &self.output_schema);
+        put(&mut map, "effect", text(self.effect.as_str()));
+        put(&mut map, "idempotent", Value::Bool(self.idempotent));
+        put(&mut map, "confirmation", text(self.confirmation.as_str()));
+        put_availability(&mut map, self.available, &self.unavailable_reason);
+        Value::Object(map)
+    }
+}
+
+impl ComponentSnapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "type", text(&self.component_type));
+        put(&mut map, "instanceId", text(&self.instance_id));
+        put(&mut map, "registrationId", text(&self.registration_id));
+        put(&mut map, "description", text(&self.description));
+        put(
+            &mut map,
+            "observations",
+            array(&self.observations, ObservationSnapshot::to_value),
+        );
+        put(
+            &mut map,
+            "actions",
+            array(&self.actions, ActionSnapshot::to_value),
+        );
+        Value::Object(map)
+    }
+}
+
+impl BoundFieldSnapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "path", text(&self.path));
+        put(&mut map, "locked", Value::Bool(self.locked));
+        put(&mut map, "source", text(self.source));
+        Value::Object(map)
+    }
+}
+
+impl ProcedureSnapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "procedureId", text(&self.procedure_id));
+        put(&mut map, "description", text(&self.description));
+        put_some(&mut map, "contextualNote", opt_text(&self.contextual_note));
+        put_schemas(&mut map, &self.input_schema, &self.output_schema);
+        put(&mut map, "effect", text(self.effect.as_str()));
+        put(&mut map, "confirmation", text(self.confirmation.as_str()));
+        put_availability(&mut map, self.available, &self.unavailable_reason);
+        put(
+            &mut map,
+            "boundFields",
+            array(&self.bound_fields, BoundFieldSnapshot::to_value),
+        );
+        put(&mut map, "registrationId", text(&self.registration_id));
+        let mut context = Map::new();
+        put(&mut context, "type", text(&self.context.component_type));
+        put(&mut context, "instanceId", text(&self.context.instance_id));
+        put(&mut map, "context", Value::Object(context));
+        Value::Object(map)
+    }
+}
+
+impl Snapshot {
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        put(&mut map, "surfaceVersion", self.surface_version.into());
+        put(
+            &mut map,
+            "components",
+            array(&self.components, ComponentSnapshot::to_value),
+        );
+        put(
+            &mut map,
+            "procedures",
+            array(&self.procedures, ProcedureSnapshot::to_value),
+        );
+        Value::Object(map)
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::executor::{HttpCall, HttpExecutor, UrlTemplate};
 use super::locate::locate;
 use super::{json_error, line_column, policies, read_text, FileError};
-use crate::runtime::{Capability, Policy, Risk, RuntimeBuilder, SideEffect, Surface};
+use crate::runtime::{CallSurface, Capability, Policy, Risk, RuntimeBuilder, SideEffect};
 
 /// The file's JSON Schema, as published in the repository.
 pub const SCHEMA: &str = include_str!("../../schema/capabilities.schema.json");
@@ -36,12 +36,12 @@ pub enum FileSurface {
     Direct,
 }
 
-impl From<FileSurface> for Surface {
+impl From<FileSurface> for CallSurface {
     fn from(s: FileSurface) -> Self {
         match s {
-            FileSurface::AiSdk => Surface::AiSdk,
-            FileSurface::Mcp => Surface::Mcp,
-            FileSurface::Direct => Surface::Direct,
+            FileSurface::AiSdk => CallSurface::AiSdk,
+            FileSurface::Mcp => CallSurface::Mcp,
+            FileSurface::Direct => CallSurface::Direct,
         }
     }
 }
@@ -320,7 +320,7 @@ fn capability(
             .transpose()
             .map_err(|e| invalid(format!("outputSchema: {e}")))?,
     });
-    let surfaces: Vec<Surface> = spec.expose.iter().copied().map(Surface::from).collect();
+    let surfaces: Vec<CallSurface> = spec.expose.iter().copied().map(CallSurface::from).collect();
     let mut builder = Capability::builder(&spec.id)
         .description(&spec.description)
         .side_effect(spec.side_effect)

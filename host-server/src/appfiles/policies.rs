@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::capabilities::{DenyIfRole, HideUnlessRole, PolicySpec, RequireApproval};
-use crate::runtime::{policy_fn, Decision, Policy, PolicyPhase, Surface};
+use crate::runtime::{policy_fn, CallSurface, Decision, Policy, PolicyPhase};
 
 /// The policy a file entry describes (the schema guarantees exactly one rule per entry).
 pub fn build(spec: &PolicySpec) -> Arc<dyn Policy> {
@@ -24,7 +24,12 @@ pub fn build(spec: &PolicySpec) -> Arc<dyn Policy> {
 
 /// Like `gate-model-writes`: the listed ids, called from the listed surfaces, need approval.
 fn require_approval(name: String, rule: RequireApproval) -> Arc<dyn Policy> {
-    let surfaces: Vec<Surface> = rule.surfaces.iter().copied().map(Surface::from).collect();
+    let surfaces: Vec<CallSurface> = rule
+        .surfaces
+        .iter()
+        .copied()
+        .map(CallSurface::from)
+        .collect();
     policy_fn(name, &[PolicyPhase::Invocation], move |req| {
         let id = req.capability.id.as_str();
         if !(surfaces.contains(&req.surface) && rule.ids.iter().any(|i| i == id)) {

@@ -15,7 +15,7 @@ use dpas_protocol::{
 use serde_json::{json, Value};
 
 use crate::runtime::audit::{AuditDraft, AuditSource};
-use crate::runtime::{Actor, Correlation, Runtime, Surface};
+use crate::runtime::{Actor, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +132,7 @@ pub fn compose(
 
     let scope = floors.resolve(&request.pathname, request.requested_scope.as_deref());
     let tags = (!scope.is_empty()).then_some(scope.as_slice());
-    let discovered = runtime.discover(actor, Surface::AiSdk, tags);
+    let discovered = runtime.discover(actor, CallSurface::AiSdk, tags);
 
     let names = domain_wire_names(discovered.iter().map(|info| info.id.as_str()));
     let mut domain = Vec::with_capacity(discovered.len());

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::endpoint::ChatConfig;
 use crate::mcp;
-use crate::runtime::{Actor, Surface};
+use crate::runtime::{Actor, CallSurface};
 use crate::AppState;
 
 /// The doors into the one step engine and runtime, as the manifest lists them.
@@ -106,8 +106,8 @@ pub async fn agent_manifest(
                 "id": actor.id,
                 "role": actor.role,
                 "capabilities": {
-                    "aiSdk": count(Surface::AiSdk),
-                    "mcp": count(Surface::Mcp),
+                    "aiSdk": count(CallSurface::AiSdk),
+                    "mcp": count(CallSurface::Mcp),
                 },
             },
         }))

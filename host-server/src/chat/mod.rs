@@ -43,10 +43,7 @@ pub fn models_for(spec: &ModelSpec) -> Result<ModelSet, ModelSetupError> {
                 ScriptedProvider::from_script(script).into_arc()
             ]))
         }
-        ModelSpec::OpenAi { .. } | ModelSpec::Anthropic { .. } => {
-            let provider = dpas_model::provider_from_spec_env(&spec.to_string())?;
-            Ok(ModelSet::new(vec![provider]))
-        }
+        ModelSpec::Vendor(vendor) => Ok(ModelSet::new(vec![vendor.provider_from_env()?])),
     }
 }
 

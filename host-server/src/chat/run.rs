@@ -29,7 +29,7 @@ use super::compose::Composition;
 use crate::lifecycle::RunGuard;
 use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
 use crate::runtime::{
-    Actor, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime, Surface,
+    Actor, CallSurface, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime,
 };
 use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
 use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
@@ -662,8 +662,13 @@ impl StepRun {
             };
             let input = record.input.clone();
             running.push_back(async move {
-                let invocation =
-                    runtime.invoke(&actor, Surface::AiSdk, &capability_id, input, correlation);
+                let invocation = runtime.invoke(
+                    &actor,
+                    CallSurface::AiSdk,
+                    &capability_id,
+                    input,
+                    correlation,
+                );
                 // F6: a handler that panics is an execution failure, never a dead run.
                 let result = std::panic::AssertUnwindSafe(invocation)
                     .catch_unwind()

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::ledger::{
     AgingBucket, ClientPosition, CollectionStatus, Invoice, InvoiceKind, Ledger, Patch, Summary,
 };
-use crate::runtime::{Capability, HandlerError, RegistryError, Risk, SideEffect, Surface};
+use crate::runtime::{CallSurface, Capability, HandlerError, RegistryError, Risk, SideEffect};
 
 /// Rows a model surface receives from `list-invoices` before the output is cut short.
 pub const MODEL_ROW_CAP: usize = 50;
@@ -194,7 +194,12 @@ fn cap_rows_for_model(v: Value) -> Value {
     }
 }
 
-const EVERYWHERE: &[Surface] = &[Surface::AiSdk, Surface::Mcp, Surface::Direct, Surface::Test];
+const EVERYWHERE: &[CallSurface] = &[
+    CallSurface::AiSdk,
+    CallSurface::Mcp,
+    CallSurface::Direct,
+    CallSurface::Test,
+];
 
 /// The ten capabilities in registry order.
 /// Reads the invoice an `{"id": …}` input names, for approvals to bind.
@@ -266,6 +271,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .tags(["invoices"])
         .expose(EVERYWHERE)
         .target_state(invoice_target(ledger))
+        .receipt_detail(super::http::receipt_parts)
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {
@@ -281,6 +287,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .tags(["invoices"])
         .expose(EVERYWHERE)
         .target_state(invoice_target(ledger))
+        .receipt_detail(super::http::receipt_parts)
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {
@@ -341,7 +348,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .side_effect(SideEffect::Write)
         .risk(Risk::Low)
         .tags(["invoices", "collections"])
-        .expose(&[Surface::Mcp, Surface::Direct, Surface::Test])
+        .expose(&[CallSurface::Mcp, CallSurface::Direct, CallSurface::Test])
         .handler(move |_ctx, i: UpdateCollectionStatusInput| {
             let l = l.clone();
             async move {

@@ -1,26 +1,67 @@
-//! The demo's own HTTP surface, mounted by `http::configure` only under `--demo`: the ledger
-//! reset (`POST /api/demo/reset`) and the wording of approval receipts for its gated writes.
+//! The demo's own HTTP surface, mounted by `http::configure` only under `--demo`: the role
+//! picker's sign-in (`POST /api/session`), the ledger reset (`POST /api/demo/reset`) and the
+//! wording of approval receipts for its gated writes.
 
-use actix_web::{web, HttpResponse};
+use actix_web::http::header::SET_COOKIE;
+use actix_web::{guard, web, HttpRequest, HttpResponse};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::ledger::format_eur;
-use super::{CONTROLLER, GATED_CAPABILITIES};
+use super::{DemoUser, CONTROLLER};
 use crate::app::AppState;
-use crate::http::error::ApiError;
+use crate::http::{body, error::ApiError};
 use crate::runtime::Actor;
 
-/// Mounts the demo's endpoints.
+/// Mounts the demo's endpoints. Its sign-in is a `POST`-only resource on `/api/session`, to be
+/// mounted ahead of the session resource (`GET`/`DELETE`, and the 405s): a request it does not
+/// guard for falls through to that one.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::http::resource("/api/demo/reset").post(demo_reset));
+    cfg.service(
+        web::resource("/api/session")
+            .guard(guard::Post())
+            .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
+            .to(sign_in),
+    )
+    .service(crate::http::resource("/api/demo/reset").post(demo_reset));
 }
 
-/// The receipt's detail for one of the demo's gated writes: `invoice <id>` and the euro
-/// amount, with only the parts the input has. `None` for any other capability.
-pub(crate) fn receipt_parts(capability_id: &str, input: &Value) -> Option<Vec<String>> {
-    if !GATED_CAPABILITIES.contains(&capability_id) {
-        return None;
+/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
+const SIGN_IN_BODY_LIMIT: usize = 1024;
+
+#[derive(Deserialize)]
+struct SignIn {
+    role: Value,
+}
+
+/// Signs in as one of the demo's two users, by role. Only in session mode: under
+/// `--auth jwt|proxy-header` the cookie it sets would be nobody's identity (404).
+async fn sign_in(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    payload: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    if !state.auth.is_session() {
+        return Err(ApiError::NotFound.into());
     }
+    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
+    let body: SignIn = body::json_body(&req, payload).await?;
+    let user = body
+        .role
+        .as_str()
+        .and_then(DemoUser::by_role)
+        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
+    let actor = user.actor();
+    let cookie = state.sessions.set_cookie(&actor);
+    Ok(HttpResponse::Ok()
+        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
+        .json(json!({"user": crate::http::user_json(&actor, true)})))
+}
+
+/// The receipt's detail for one of the demo's gated writes (their
+/// `CapabilityBuilder::receipt_detail`): `invoice <id>` and the euro amount, with only the
+/// parts the input has.
+pub(crate) fn receipt_parts(input: &Value) -> Vec<String> {
     let mut parts = Vec::new();
     if let Some(id) = input
         .get("id")
@@ -32,7 +73,7 @@ pub(crate) fn receipt_parts(capability_id: &str, input: &Value) -> Option<Vec<St
     if let Some(amount) = input.get("amount").and_then(Value::as_i64) {
         parts.push(format_eur(amount));
     }
-    Some(parts)
+    parts
 }
 
 /// Re-seeds the ledger (a controller's act) after cancelling every pending approval.
@@ -67,19 +108,12 @@ mod tests {
 
     #[test]
     fn gated_writes_name_the_invoice_and_its_euro_amount() {
-        let parts = |id: &str, input: Value| receipt_parts(id, &input);
+        let parts = |input: Value| receipt_parts(&input);
         assert_eq!(
-            parts(
-                "issue-invoice",
-                json!({"invoiceId": 5, "amount": 1_234_550})
-            ),
-            Some(vec!["invoice 5".to_owned(), "€12,346".to_owned()])
+            parts(json!({"invoiceId": 5, "amount": 1_234_550})),
+            ["invoice 5", "€12,346"]
         );
-        assert_eq!(
-            parts("delete-invoice", json!({"id": 10})),
-            Some(vec!["invoice 10".to_owned()])
-        );
-        assert_eq!(parts("issue-invoice", json!({"id": "x"})), Some(Vec::new()));
-        assert_eq!(parts("list-invoices", json!({"id": 3})), None);
+        assert_eq!(parts(json!({"id": 10})), ["invoice 10"]);
+        assert!(parts(json!({"id": "x"})).is_empty());
     }
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use dpas_protocol::RouteFloors;
 pub use ledger::Ledger;
 
-use crate::runtime::{policy_fn, Actor, Decision, Policy, PolicyPhase, RuntimeBuilder, Surface};
+use crate::runtime::{
+    policy_fn, Actor, CallSurface, Decision, Policy, PolicyPhase, RuntimeBuilder,
+};
 
 pub const ROLE_CONTROLLER: &str = "controller";
 pub const ROLE_ANALYST: &str = "analyst";
@@ -60,7 +62,7 @@ impl DemoUser {
 /// `gate-model-writes`: issue and delete from a model surface need the user's approval.
 pub fn gate_model_writes() -> Arc<dyn Policy> {
     policy_fn("gate-model-writes", &[PolicyPhase::Invocation], |req| {
-        let gated = matches!(req.surface, Surface::AiSdk | Surface::Mcp)
+        let gated = matches!(req.surface, CallSurface::AiSdk | CallSurface::Mcp)
             && GATED_CAPABILITIES.contains(&req.capability.id.as_str());
         Ok(if gated {
             Decision::RequireApproval {

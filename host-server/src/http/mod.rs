@@ -1,35 +1,36 @@
 //! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files; under `--demo`
 //! also the demo's own endpoints (`demo::http`).
 //! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
+//! `POST /api/session` is the demo's sign-in; without `--demo` it is 404.
+//! Here: mounting, serving, health, sessions and `/rpc`; `approvals.rs`, `threads.rs` and
+//! `audit.rs` are their resources' handlers.
 
+mod approvals;
 mod audit;
 pub mod body;
 pub mod error;
 pub mod harden;
 pub mod limits;
 mod statics;
+mod threads;
 
 use std::net::TcpListener;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::header::{ContentType, SET_COOKIE};
+use actix_web::http::header::SET_COOKIE;
 use actix_web::http::StatusCode;
 use actix_web::{web, App, FromRequest, HttpRequest, HttpResponse, HttpServer};
-use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
+pub(crate) use approvals::{receipt_subject, store_receipt};
+
 use crate::app::AppState;
-use crate::demo::DemoUser;
-use crate::runtime::{
-    Actor, ApprovalRecord, ApprovalStatus, CapabilityErrorCode, Correlation, Envelope, Surface,
-};
-use crate::threads::ThreadAppend;
+use crate::runtime::{Actor, CallSurface, Correlation, Envelope};
 
 pub use crate::auth::actor_of;
 
@@ -61,37 +62,37 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
                 cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
             }
         })
+        // The demo mounts its sign-in (`POST /api/session`) ahead of the session resource.
+        .configure(|cfg| {
+            if state.config.demo {
+                crate::demo::http::configure(cfg);
+            }
+        })
         .service(
             resource("/api/session")
-                .app_data(body::json_config(SIGN_IN_BODY_LIMIT, None))
                 .get(get_session)
-                .post(post_session)
+                .post(no_sign_in)
                 .delete(delete_session),
         )
         .service(resource("/rpc/{id}").post(rpc))
-        .service(resource("/api/approvals").get(list_approvals))
+        .service(resource("/api/approvals").get(approvals::list_approvals))
         .service(
             resource("/api/approvals/{id}")
                 .app_data(body::json_config(
                     state.config.body_limit,
                     Some(|_| "Invalid decision body.".to_owned()),
                 ))
-                .get(get_approval)
-                .post(decide_approval),
+                .get(approvals::get_approval)
+                .post(approvals::decide_approval),
         )
-        .service(resource("/api/threads").get(list_threads))
+        .service(resource("/api/threads").get(threads::list_threads))
         .service(
             resource("/api/threads/{id}")
-                .get(get_thread)
-                .delete(delete_thread),
+                .get(threads::get_thread)
+                .delete(threads::delete_thread),
         )
-        .service(resource("/api/threads/{id}/model-messages").get(thread_messages))
+        .service(resource("/api/threads/{id}/model-messages").get(threads::thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
-        .configure(|cfg| {
-            if state.config.demo {
-                crate::demo::http::configure(cfg);
-            }
-        })
         .configure(crate::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
@@ -263,7 +264,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes
 /// give the email apart, or none (`null`).
-fn user_json(actor: &Actor, session: bool) -> Value {
+pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
     let email = match &actor.email {
         Some(email) => Some(email.as_str()),
         None => session.then_some(actor.id.as_str()),
@@ -282,35 +283,10 @@ async fn get_session(
     HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
-/// The sign-in body is `{"role":"…"}`: nobody signed in gets more than this parsed.
-const SIGN_IN_BODY_LIMIT: usize = 1024;
-
-#[derive(Deserialize)]
-struct SignIn {
-    role: Value,
-}
-
-async fn post_session(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    payload: web::Payload,
-) -> actix_web::Result<HttpResponse> {
-    // The role picker is the demo's, and its cookie is the identity only in session mode.
-    if !state.config.demo || !state.auth.is_session() {
-        return Err(ApiError::NotFound.into());
-    }
-    state.sign_in.admit(req.peer_addr().map(|a| a.ip()))?;
-    let body: SignIn = body::json_body(&req, payload).await?;
-    let user = body
-        .role
-        .as_str()
-        .and_then(DemoUser::by_role)
-        .ok_or_else(|| ApiError::BadRequest("Unknown role.".to_owned()))?;
-    let actor = user.actor();
-    let cookie = state.sessions.set_cookie(&actor);
-    Ok(HttpResponse::Ok()
-        .insert_header((SET_COOKIE, cookie.encoded().to_string()))
-        .json(json!({"user": user_json(&actor, true)})))
+/// `POST /api/session` where nothing signs users in here: without `--demo` (whose role picker
+/// `demo::http` mounts ahead of this resource) a server's sessions come from elsewhere.
+async fn no_sign_in() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound)
 }
 
 /// Signs out: this session's cookie is refused from now on, also after a restart. With
@@ -377,305 +353,11 @@ async fn rpc(
         .runtime
         .invoke_envelope(
             &actor,
-            Surface::Direct,
+            CallSurface::Direct,
             &path,
             input,
             Correlation::default(),
         )
         .await;
     Ok(HttpResponse::build(rpc_status(&envelope)).json(envelope.to_value()))
-}
-
-fn rfc3339(t: time::OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-/// The approval card of reference-behaviour N4.
-fn card(r: &ApprovalRecord) -> Value {
-    let mut v = json!({
-        "id": r.id,
-        "capabilityId": r.capability_id,
-        "status": r.status.as_str(),
-        "surface": r.surface.as_str(),
-        "reasons": r.reasons,
-        "risk": r.risk.as_str(),
-        "input": r.input,
-        "requestedAt": rfc3339(r.requested_at),
-        "expiresAt": rfc3339(r.expires_at),
-    });
-    if let Some(target) = &r.target {
-        v["target"] = target.clone();
-    }
-    if let Some(outcome) = &r.outcome {
-        v["outcome"] = json!(outcome);
-    }
-    if let Some(message) = match r.status {
-        ApprovalStatus::Stale | ApprovalStatus::Interrupted | ApprovalStatus::Cancelled => {
-            Some(approval_status_error(r.status).message)
-        }
-        _ => None,
-    } {
-        v["message"] = json!(message);
-    }
-    if let Some(d) = &r.decision {
-        let approver = if d.approver.display_name.is_empty() {
-            &d.approver.id
-        } else {
-            &d.approver.display_name
-        };
-        v["decision"] = json!({
-            "status": if d.approved { "approved" } else { "rejected" },
-            "approver": approver,
-            "decidedAt": rfc3339(d.decided_at),
-        });
-    }
-    v
-}
-
-/// The record if it exists and `actor` requested it (anything else is the same 404).
-async fn owned_record(
-    state: &AppState,
-    actor: &Actor,
-    id: &str,
-) -> Result<ApprovalRecord, ApiError> {
-    let record = state
-        .runtime
-        .approval(id)
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    record
-        .filter(|r| r.actor.id == actor.id)
-        .ok_or(ApiError::NotFound)
-}
-
-async fn list_approvals(
-    state: web::Data<AppState>,
-    actor: Actor,
-) -> Result<HttpResponse, ApiError> {
-    let records = state
-        .runtime
-        .pending_approvals_of(&actor.id)
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let cards: Vec<Value> = records.iter().map(card).collect();
-    Ok(HttpResponse::Ok().json(cards))
-}
-
-async fn get_approval(
-    state: web::Data<AppState>,
-    actor: Actor,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path).await?)))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DecisionBody {
-    approved: bool,
-    #[serde(default)]
-    thread_id: Option<String>,
-}
-
-/// `<capability id> (<detail>)`: the demo's wording for its gated writes
-/// (`demo::http::receipt_parts`), `id <id>` for an embedder's capabilities; the bare id when
-/// the input has no detail.
-pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
-    let parts = crate::demo::http::receipt_parts(&r.capability_id, &r.input).unwrap_or_else(|| {
-        r.input
-            .get("id")
-            .and_then(Value::as_i64)
-            .map(|id| vec![format!("id {id}")])
-            .unwrap_or_default()
-    });
-    if parts.is_empty() {
-        r.capability_id.clone()
-    } else {
-        format!("{} ({})", r.capability_id, parts.join(", "))
-    }
-}
-
-/// A refused decision: the code says what happened to the record (409), server faults 500.
-fn decision_error(e: &crate::runtime::CapabilityError) -> ApiError {
-    match e.public_code() {
-        CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
-        code => ApiError::Conflict {
-            code: code.as_str(),
-            message: if e.code.exposed() {
-                e.message.clone()
-            } else {
-                code.default_message().to_owned()
-            },
-        },
-    }
-}
-
-fn approval_status_error(status: ApprovalStatus) -> crate::runtime::CapabilityError {
-    crate::runtime::approval::status_error(status)
-}
-
-/// Appends the receipt to the caller's thread, when the decision named one.
-pub(crate) async fn store_receipt(
-    threads: &dyn crate::threads::ThreadStore,
-    owner: &str,
-    thread_id: Option<&str>,
-    text: &str,
-) {
-    let Some(thread_id) = thread_id else { return };
-    let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.to_owned()));
-    let append = ThreadAppend {
-        messages: vec![&receipt],
-        ..ThreadAppend::default()
-    };
-    // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-    if let Err(e) = threads.append(owner, thread_id, append).await {
-        tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
-    }
-}
-
-async fn decide_approval(
-    actor: Actor,
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    path: web::Path<String>,
-    payload: web::Payload,
-) -> actix_web::Result<HttpResponse> {
-    let record = owned_record(&state, &actor, &path).await?;
-    let body: DecisionBody = body::json_body(&req, payload).await?;
-    let correlation = Correlation {
-        conversation_id: body.thread_id.clone(),
-        ..Correlation::default()
-    };
-    let what = receipt_subject(&record);
-    let thread = body.thread_id.as_deref();
-    let (decided, ran) = match state
-        .runtime
-        .decide_and_run(&record.id, &actor, body.approved, correlation)
-        .await
-    {
-        Ok(done) => done,
-        Err(e) => {
-            if e.code == CapabilityErrorCode::ApprovalStale {
-                let text = format!(
-                    "You approved {what}, but it changed since it was requested, so nothing was done. Ask again."
-                );
-                store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
-            }
-            return Err(decision_error(&e).into());
-        }
-    };
-    let (text, ok, resolution) = if !body.approved {
-        (
-            format!("You denied {what}. Nothing was changed."),
-            true,
-            json!({"status": "rejected"}),
-        )
-    } else if decided.surface == Surface::Mcp {
-        (
-            format!("You approved {what}. The requesting MCP session can now run it."),
-            true,
-            json!({"status": "approved"}),
-        )
-    } else {
-        match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(decided.status))) {
-            Envelope::Ok { data } => (
-                format!("You approved {what}, and it completed."),
-                true,
-                json!({"status": "completed", "output": data}),
-            ),
-            Envelope::ApprovalRequired { .. } => (
-                format!("You approved {what}. It is running."),
-                true,
-                json!({"status": "pending"}),
-            ),
-            Envelope::Error(e) => {
-                let public = e.to_public();
-                let message = public.get("message").cloned().unwrap_or(Value::Null);
-                match e.code {
-                    CapabilityErrorCode::Timeout | CapabilityErrorCode::Cancelled => (
-                        format!("You approved {what}, but the run was cancelled."),
-                        false,
-                        json!({"status": "cancelled", "error": {"message": message}}),
-                    ),
-                    CapabilityErrorCode::ApprovalStale => (
-                        format!("You approved {what}, but it changed since it was requested, so nothing was done. Ask again."),
-                        false,
-                        json!({"status": "stale", "error": {"message": message}}),
-                    ),
-                    CapabilityErrorCode::ApprovalPending => (
-                        format!("You approved {what}. It is running."),
-                        true,
-                        json!({"status": "pending"}),
-                    ),
-                    _ => (
-                        format!(
-                            "You approved {what}, but it failed: {}",
-                            message.as_str().unwrap_or_default()
-                        ),
-                        false,
-                        json!({"status": "failed", "error": {"message": message}}),
-                    ),
-                }
-            }
-        }
-    };
-    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
-    Ok(HttpResponse::Ok()
-        .json(json!({"receipt": {"text": text, "ok": ok}, "resolution": resolution})))
-}
-
-fn storage(e: crate::threads::ThreadError) -> ApiError {
-    ApiError::Internal(e.to_string())
-}
-
-async fn list_threads(state: web::Data<AppState>, actor: Actor) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(state.threads.list(&actor.id).await.map_err(storage)?))
-}
-
-async fn get_thread(
-    state: web::Data<AppState>,
-    actor: Actor,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let meta = state
-        .threads
-        .get(&actor.id, &path)
-        .await
-        .map_err(storage)?
-        .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(meta))
-}
-
-async fn thread_messages(
-    state: web::Data<AppState>,
-    actor: Actor,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let messages = state
-        .threads
-        .messages_json(&actor.id, &path)
-        .await
-        .map_err(storage)?
-        .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok()
-        .content_type(ContentType::json())
-        .body(messages))
-}
-
-async fn delete_thread(
-    state: web::Data<AppState>,
-    actor: Actor,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    if state
-        .threads
-        .delete(&actor.id, &path)
-        .await
-        .map_err(storage)?
-    {
-        Ok(HttpResponse::Ok().json(json!({"ok": true})))
-    } else {
-        Err(ApiError::NotFound)
-    }
 }

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::error::{CapabilityError, CapabilityErrorCode};
-use super::types::{Actor, Risk, SideEffect, Surface};
+use super::types::{Actor, CallSurface, Risk, SideEffect};
 use super::vocab::wire_enum;
 use crate::db::Db;
 
@@ -53,7 +53,7 @@ pub struct ApprovalRecord {
     /// `apr_<uuid>`.
     pub id: String,
     pub capability_id: String,
-    pub surface: Surface,
+    pub surface: CallSurface,
     /// The requester; a resumed execution runs as this actor.
     pub actor: Actor,
     /// The validated input; this, never anything supplied later, is what executes.
@@ -759,7 +759,7 @@ mod tests {
         ApprovalRecord {
             id: id.to_owned(),
             capability_id: "issue-invoice".into(),
-            surface: Surface::AiSdk,
+            surface: CallSurface::AiSdk,
             actor: Actor::user("carla@example.com", "Carla Controller", "controller"),
             input_hash: input_hash(&input),
             input,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::types::{Actor, CapabilityMeta, Surface};
+use super::types::{Actor, CallSurface, CapabilityMeta};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyPhase {
@@ -35,7 +35,7 @@ pub enum Decision {
 pub struct PolicyRequest<'a> {
     pub phase: PolicyPhase,
     pub capability: &'a CapabilityMeta,
-    pub surface: Surface,
+    pub surface: CallSurface,
     pub actor: &'a Actor,
     pub input: Option<&'a Value>,
 }

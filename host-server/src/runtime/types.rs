@@ -9,10 +9,11 @@ use serde_json::Value;
 use super::vocab::wire_enum;
 
 wire_enum! {
-    /// Where a call comes from; each adapter fixes its own surface.
+    /// Where a call comes from (its wire name is `surface`); each adapter fixes its own. Not
+    /// the browser's `Surface`, the registry a page's components register on.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
-    pub enum Surface {
+    pub enum CallSurface {
         AiSdk = "aiSdk",
         Mcp = "mcp",
         Direct = "direct",
@@ -21,7 +22,11 @@ wire_enum! {
     }
 }
 
-impl Surface {
+/// The old name of [`CallSurface`].
+#[deprecated(note = "renamed CallSurface (the browser's `Surface` is its registry)")]
+pub type Surface = CallSurface;
+
+impl CallSurface {
     /// Surfaces on which a model, not a person, chooses the call.
     pub const fn is_model(self) -> bool {
         matches!(self, Self::AiSdk | Self::Mcp)
@@ -152,7 +157,7 @@ pub struct CapabilityMeta {
     pub risk: Risk,
     pub tags: Vec<String>,
     /// Deny by default: only surfaces listed here can reach the capability.
-    pub expose: Vec<Surface>,
+    pub expose: Vec<CallSurface>,
     /// A static approval gate on every surface, in addition to policies.
     pub approval_required: bool,
     pub approval_expires_in: Option<Duration>,
@@ -162,7 +167,7 @@ pub struct CapabilityMeta {
 }
 
 impl CapabilityMeta {
-    pub fn exposed_on(&self, surface: Surface) -> bool {
+    pub fn exposed_on(&self, surface: CallSurface) -> bool {
         self.expose.contains(&surface)
     }
 }

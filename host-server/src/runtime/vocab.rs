@@ -9,7 +9,7 @@ pub(crate) use dpas_protocol::{error_codes, wire_enum};
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ApprovalStatus, CapabilityErrorCode, Risk, SideEffect, Surface};
+    use super::super::{ApprovalStatus, CallSurface, CapabilityErrorCode, Risk, SideEffect};
 
     /// The serde derive and the table spell every value alike, and `parse` inverts `as_str`.
     macro_rules! assert_table {
@@ -26,12 +26,12 @@ mod tests {
 
     #[test]
     fn every_table_is_its_own_inverse_and_matches_serde() {
-        assert_table!(Surface, SideEffect, Risk, ApprovalStatus);
+        assert_table!(CallSurface, SideEffect, Risk, ApprovalStatus);
         for code in CapabilityErrorCode::ALL {
             assert_eq!(CapabilityErrorCode::parse(code.as_str()), Some(code));
         }
         assert_eq!(CapabilityErrorCode::ALL.len(), 23);
-        assert_eq!(Surface::ALL.len(), 5);
+        assert_eq!(CallSurface::ALL.len(), 5);
     }
 
     /// `/rpc`'s statuses, as the contract gives them, now read from the table.

@@ -14,7 +14,7 @@ use dpas_protocol::Frame;
 use host_server::appfiles::capabilities::{CapabilityFile, Format};
 use host_server::appfiles::{load_routes, ActorSigner};
 use host_server::chat::{self, ChatConfig, ModelSet};
-use host_server::{Actor, Correlation, Surface};
+use host_server::{Actor, CallSurface, Correlation};
 use serde_json::{json, Value};
 
 use crate::cli::{clean_command, Child};
@@ -405,7 +405,7 @@ async fn a_gated_capability_waits_for_approval_then_runs_exactly_once() {
         .runtime
         .invoke(
             &eddie,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "clear-todos",
             json!({}),
             Correlation::default(),
@@ -470,16 +470,16 @@ async fn role_policies_hide_and_deny_as_the_file_says() {
             .map(|c| c.id)
             .collect::<Vec<_>>()
     };
-    let eddie = ids(&editor(), Surface::AiSdk);
+    let eddie = ids(&editor(), CallSurface::AiSdk);
     assert!(eddie.contains(&"add-todo".to_owned()) && eddie.contains(&"clear-todos".to_owned()));
-    let vera = ids(&viewer(), Surface::AiSdk);
+    let vera = ids(&viewer(), CallSurface::AiSdk);
     assert!(vera.contains(&"list-todos".to_owned()));
     for hidden in ["add-todo", "clear-todos", "flaky-once", "empty"] {
         assert!(!vera.contains(&hidden.to_owned()), "{hidden} in {vera:?}");
     }
     // Exposure per surface: an MCP-only capability is not on the model's or the app's surface.
     assert!(!eddie.contains(&"mcp-only".to_owned()));
-    assert!(ids(&editor(), Surface::Mcp).contains(&"mcp-only".to_owned()));
+    assert!(ids(&editor(), CallSurface::Mcp).contains(&"mcp-only".to_owned()));
     let (status, _) = s.rpc(&cookie(&s, &editor()), "mcp-only", json!({})).await;
     assert_eq!(status, 404);
 
@@ -498,7 +498,7 @@ async fn role_policies_hide_and_deny_as_the_file_says() {
         (403, &json!("POLICY_DENIED"))
     );
     assert_eq!(env["error"]["message"], "Guests see no todos.");
-    assert!(ids(&guest(), Surface::AiSdk).contains(&"list-todos".to_owned()));
+    assert!(ids(&guest(), CallSurface::AiSdk).contains(&"list-todos".to_owned()));
     let (status, _) = s.rpc(&cookie(&s, &viewer()), "list-todos", json!({})).await;
     assert_eq!(status, 200);
     assert_eq!(backend.seen_at("/todos/add").len(), 0);

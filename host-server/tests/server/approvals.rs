@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use host_server::runtime::{ManualClock, Surface};
+use host_server::runtime::{CallSurface, ManualClock};
 use host_server::Correlation;
 use serde_json::{json, Value};
 use time::OffsetDateTime;
@@ -37,7 +37,7 @@ async fn approve_resumes_once_and_changes_the_ledger() {
         .runtime
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "issue-invoice",
             json!({"id": 5}),
             step("stp_1", "stc_1"),
@@ -149,7 +149,7 @@ async fn approve_resumes_once_and_changes_the_ledger() {
         .resume(
             &approval_id,
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Correlation::default(),
         )
         .await
@@ -174,7 +174,7 @@ async fn reject_changes_nothing_and_cannot_be_resumed() {
     let s = start().await;
     let carla_cookie = s.sign_in("controller").await;
     let approval_id = s
-        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 10}))
+        .carla_awaits_approval(CallSurface::Mcp, "delete-invoice", json!({"id": 10}))
         .await;
 
     let decided = s
@@ -197,7 +197,12 @@ async fn reject_changes_nothing_and_cannot_be_resumed() {
     let resumed = s
         .state
         .runtime
-        .resume(&approval_id, &carla(), Surface::Mcp, Correlation::default())
+        .resume(
+            &approval_id,
+            &carla(),
+            CallSurface::Mcp,
+            Correlation::default(),
+        )
         .await
         .to_value();
     assert_eq!(resumed["error"]["code"], "APPROVAL_REJECTED");
@@ -209,11 +214,16 @@ async fn approved_mcp_records_wait_for_their_session_and_guards_conceal_mismatch
     let carla_cookie = s.sign_in("controller").await;
     let rt = &s.state.runtime;
     let approval_id = s
-        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 24}))
+        .carla_awaits_approval(CallSurface::Mcp, "delete-invoice", json!({"id": 24}))
         .await;
 
     let pending = rt
-        .resume(&approval_id, &carla(), Surface::Mcp, Correlation::default())
+        .resume(
+            &approval_id,
+            &carla(),
+            CallSurface::Mcp,
+            Correlation::default(),
+        )
         .await
         .to_value();
     assert_eq!(
@@ -243,18 +253,28 @@ async fn approved_mcp_records_wait_for_their_session_and_guards_conceal_mismatch
 
     // Wrong actor or wrong surface looks exactly like an unknown approval.
     let unknown = rt
-        .resume("apr_nope", &carla(), Surface::Mcp, Correlation::default())
+        .resume(
+            "apr_nope",
+            &carla(),
+            CallSurface::Mcp,
+            Correlation::default(),
+        )
         .await
         .to_value();
     let other_actor = rt
-        .resume(&approval_id, &ada(), Surface::Mcp, Correlation::default())
+        .resume(
+            &approval_id,
+            &ada(),
+            CallSurface::Mcp,
+            Correlation::default(),
+        )
         .await
         .to_value();
     let other_surface = rt
         .resume(
             &approval_id,
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Correlation::default(),
         )
         .await
@@ -269,13 +289,13 @@ async fn approved_mcp_records_wait_for_their_session_and_guards_conceal_mismatch
         rt.resume(
             &approval_id,
             &requester,
-            Surface::Mcp,
+            CallSurface::Mcp,
             Correlation::default()
         ),
         rt.resume(
             &approval_id,
             &requester,
-            Surface::Mcp,
+            CallSurface::Mcp,
             Correlation::default()
         )
     );
@@ -293,7 +313,7 @@ async fn approvals_expire() {
     let s = start_with(builder().clock(clock.clone())).await;
     let carla_cookie = s.sign_in("controller").await;
     let approval_id = s
-        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 16}))
+        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 16}))
         .await;
     let path = format!("/api/approvals/{approval_id}");
 

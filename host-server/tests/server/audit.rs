@@ -1,7 +1,7 @@
 //! The audit stream: entries per pipeline stage, the actor filter and the bounded reader.
 
 use host_server::runtime::audit::SUBSCRIBER_CAPACITY;
-use host_server::runtime::{AuditDraft, AuditSource, Surface};
+use host_server::runtime::{AuditDraft, AuditSource, CallSurface};
 use host_server::Correlation;
 use serde_json::json;
 
@@ -23,7 +23,7 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     let env = rt
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "collections-aging",
             json!({}),
             correlation.clone(),
@@ -32,7 +32,7 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     assert_eq!(env["status"], "ok");
     rt.invoke(
         &ada(),
-        Surface::AiSdk,
+        CallSurface::AiSdk,
         "delete-invoice",
         json!({"id": 10}),
         Correlation::default(),

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use host_server::runtime::{
-    policy_fn, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk, SideEffect,
-    Surface,
+    policy_fn, CallSurface, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk,
+    SideEffect,
 };
 use host_server::Correlation;
 use schemars::JsonSchema;
@@ -33,7 +33,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
                 .side_effect(SideEffect::Read)
                 .risk(Risk::Low)
                 .tags(["tools"])
-                .expose(&[Surface::Direct, Surface::AiSdk])
+                .expose(&[CallSurface::Direct, CallSurface::AiSdk])
                 .handler(|ctx, i: EchoInput| async move {
                     if i.text == "boom" {
                         return Err(HandlerError::Internal("the echo chamber collapsed".into()));
@@ -48,7 +48,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
             Capability::builder("slow")
                 .description("Takes longer than it may.")
                 .side_effect(SideEffect::Read)
-                .expose(&[Surface::Direct])
+                .expose(&[CallSurface::Direct])
                 .timeout(Duration::from_millis(50))
                 .handler(
                     |_ctx, _i: serde_json::Map<String, serde_json::Value>| async move {
@@ -61,7 +61,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
             Capability::builder("fragile")
                 .description("Guarded by a broken policy.")
                 .side_effect(SideEffect::Read)
-                .expose(&[Surface::Direct])
+                .expose(&[CallSurface::Direct])
                 .policy(policy_fn("broken", &[PolicyPhase::Invocation], |_| {
                     Err(PolicyError("no answer".into()))
                 }))
@@ -131,7 +131,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
     let ai = s
         .state
         .runtime
-        .discover(&carla(), Surface::AiSdk, Some(&["tools".to_owned()]));
+        .discover(&carla(), CallSurface::AiSdk, Some(&["tools".to_owned()]));
     assert_eq!(
         ai.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         ["echo"]
@@ -142,7 +142,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
         .runtime
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "slow",
             json!({}),
             Correlation::default(),
@@ -192,7 +192,10 @@ async fn whoami(
     state: actix_web::web::Data<host_server::AppState>,
     actor: host_server::Actor,
 ) -> actix_web::HttpResponse {
-    let tools = state.runtime.discover(&actor, Surface::AiSdk, None).len();
+    let tools = state
+        .runtime
+        .discover(&actor, CallSurface::AiSdk, None)
+        .len();
     actix_web::HttpResponse::Ok()
         .json(json!({"actor": actor, "tools": tools, "model": state.config.model.to_string()}))
 }
@@ -217,4 +220,59 @@ async fn extra_routes_resolve_the_actor_from_the_session() {
     );
     // Built-in routes still answer next to the extra one.
     assert_eq!(s.get("/api/health", None).await.status, 200);
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct TicketInput {
+    id: i64,
+}
+
+/// A receipt names an embedder's call by the capability's own `receipt_detail`, else by
+/// `id <id>`; the demo's invoice wording is its capabilities' own, not the id's.
+#[actix_web::test]
+async fn approval_receipts_use_the_capabilitys_own_wording() {
+    let gated = |id: &str| {
+        Capability::builder(id)
+            .description("Closes a ticket once the user agrees.")
+            .side_effect(SideEffect::Write)
+            .expose(&[CallSurface::AiSdk])
+            .approval_required(true)
+    };
+    let app = builder().register(move |rt, _pool| {
+        let handler = |_ctx, i: TicketInput| async move { Ok(json!({"closed": i.id})) };
+        rt.capability(gated("close-ticket").handler(handler))
+            .capability(
+                gated("reopen-ticket")
+                    .receipt_detail(|input| vec![format!("ticket #{}", input["id"])])
+                    .handler(handler),
+            )
+    });
+    let s = start_with(app).await;
+    let carla = s.sign_in("controller").await;
+    for (capability, text) in [
+        (
+            "close-ticket",
+            "You approved close-ticket (id 7), and it completed.",
+        ),
+        (
+            "reopen-ticket",
+            "You approved reopen-ticket (ticket #7), and it completed.",
+        ),
+    ] {
+        let approval = s
+            .carla_awaits_approval(CallSurface::AiSdk, capability, json!({"id": 7}))
+            .await;
+        let decided = s
+            .post(
+                &format!("/api/approvals/{approval}"),
+                Some(&carla),
+                json!({"approved": true}),
+            )
+            .await;
+        assert_eq!(
+            decided.body["receipt"],
+            json!({"text": text, "ok": true}),
+            "{capability}"
+        );
+    }
 }

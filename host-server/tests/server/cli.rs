@@ -264,13 +264,13 @@ async fn a_file_database_keeps_the_ledger_across_restarts() {
 
 #[actix_web::test]
 async fn approvals_survive_a_restart_and_resume_exactly_once() {
-    use host_server::{Correlation, Surface};
+    use host_server::{CallSurface, Correlation};
 
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite://{}/approvals.sqlite3", dir.path().display());
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let approval_id = first
-        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
     first.state.close().await;
 
@@ -296,19 +296,19 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
         rt.resume(
             &approval_id,
             &requester,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Correlation::default()
         ),
         rt.resume(
             &approval_id,
             &requester,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Correlation::default()
         ),
         rt.resume(
             &approval_id,
             &requester,
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             Correlation::default()
         )
     );
@@ -323,7 +323,7 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
 
 #[actix_web::test]
 async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stranded() {
-    use host_server::Surface;
+    use host_server::CallSurface;
 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("crash.sqlite3");
@@ -331,7 +331,7 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     // The approval is requested through a first server, which then stops cleanly.
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let approval_id = first
-        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
     first.state.close().await;
 

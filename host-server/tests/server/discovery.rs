@@ -1,6 +1,6 @@
 //! Discovery per actor, surface and scope; concealment of unknown, unexposed and hidden ids.
 
-use host_server::runtime::Surface;
+use host_server::runtime::CallSurface;
 use host_server::Correlation;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ async fn discovery_depends_on_actor_surface_and_scope() {
     let s = start().await;
     let rt = &s.state.runtime;
 
-    let controller_ai = rt.discover(&carla(), Surface::AiSdk, None);
+    let controller_ai = rt.discover(&carla(), CallSurface::AiSdk, None);
     assert_eq!(
         ids(&controller_ai),
         [
@@ -51,15 +51,16 @@ async fn discovery_depends_on_actor_surface_and_scope() {
     // The pending screen's floor.
     let pending = tags(&["app", "invoices", "reporting", "collections"]);
     assert_eq!(
-        rt.discover(&carla(), Surface::AiSdk, Some(&pending)).len(),
+        rt.discover(&carla(), CallSurface::AiSdk, Some(&pending))
+            .len(),
         8
     );
     assert_eq!(
-        ids(&rt.discover(&ada(), Surface::AiSdk, Some(&pending))),
+        ids(&rt.discover(&ada(), CallSurface::AiSdk, Some(&pending))),
         ["list-invoices", "receivables-summary", "collections-aging"]
     );
     assert_eq!(
-        ids(&rt.discover(&ada(), Surface::AiSdk, None)),
+        ids(&rt.discover(&ada(), CallSurface::AiSdk, None)),
         [
             "list-invoices",
             "list-clients",
@@ -68,10 +69,11 @@ async fn discovery_depends_on_actor_surface_and_scope() {
         ]
     );
     assert!(rt
-        .discover(&carla(), Surface::AiSdk, Some(&tags(&["app"])))
+        .discover(&carla(), CallSurface::AiSdk, Some(&tags(&["app"])))
         .is_empty());
     assert!(
-        rt.discover(&carla(), Surface::AiSdk, Some(&[])).is_empty(),
+        rt.discover(&carla(), CallSurface::AiSdk, Some(&[]))
+            .is_empty(),
         "an empty scope matches nothing"
     );
 
@@ -81,16 +83,16 @@ async fn discovery_depends_on_actor_surface_and_scope() {
             .iter()
             .any(|c| c.id == "update-collection-status")
     };
-    assert!(chase(Surface::Direct));
-    assert!(chase(Surface::Mcp));
-    assert!(!chase(Surface::AiSdk));
+    assert!(chase(CallSurface::Direct));
+    assert!(chase(CallSurface::Mcp));
+    assert!(!chase(CallSurface::AiSdk));
     assert!(!rt
-        .discover(&ada(), Surface::Direct, None)
+        .discover(&ada(), CallSurface::Direct, None)
         .iter()
         .any(|c| c.id == "update-collection-status"));
     // Direct calls are never gated.
     assert!(rt
-        .discover(&carla(), Surface::Direct, None)
+        .discover(&carla(), CallSurface::Direct, None)
         .iter()
         .all(|c| !c.requires_approval));
 }
@@ -104,7 +106,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unknown = rt
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "no-such-capability",
             json!({}),
             Correlation::default(),
@@ -113,7 +115,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unexposed = rt
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "update-collection-status",
             json!({"invoiceId": 1}),
             Correlation::default(),
@@ -122,7 +124,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let hidden = rt
         .invoke(
             &ada(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "issue-invoice",
             json!({"id": 5}),
             Correlation::default(),
@@ -132,7 +134,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unexposed_invalid = rt
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "update-collection-status",
             json!({"invoiceId": "x"}),
             Correlation::default(),
@@ -251,7 +253,7 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
         .runtime
         .invoke(
             &carla(),
-            Surface::AiSdk,
+            CallSurface::AiSdk,
             "issue-invoice",
             json!({"id": -1}),
             Correlation::default(),

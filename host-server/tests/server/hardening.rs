@@ -232,12 +232,12 @@ async fn invoice(s: &TestServer, cookie: &str, id: i64) -> serde_json::Value {
 
 #[actix_web::test]
 async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
-    use host_server::{Correlation, Surface};
+    use host_server::{CallSurface, Correlation};
     let s = start().await;
     let carla = s.sign_in("controller").await;
     let shown = invoice(&s, &carla, 5).await;
     let approval_id = s
-        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
     let path = format!("/api/approvals/{approval_id}");
     let card = s.get(&path, Some(&carla)).await.body;
@@ -297,7 +297,7 @@ async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
 
     // And again at execution: an MCP approval decided before the change, resumed after it.
     let mcp = s
-        .carla_awaits_approval(Surface::Mcp, "delete-invoice", json!({"id": 24}))
+        .carla_awaits_approval(CallSurface::Mcp, "delete-invoice", json!({"id": 24}))
         .await;
     let decided = s
         .post(
@@ -317,7 +317,7 @@ async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
         .resume(
             &mcp,
             &crate::common::carla(),
-            Surface::Mcp,
+            CallSurface::Mcp,
             Correlation::default(),
         )
         .await
@@ -331,7 +331,7 @@ async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
 
 #[actix_web::test]
 async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
-    use host_server::Surface;
+    use host_server::CallSurface;
     let s = start().await;
     let carla = s.sign_in("controller").await;
     let ada = s.sign_in("analyst").await;
@@ -359,7 +359,7 @@ async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
         .is_object());
 
     let approval_id = s
-        .carla_awaits_approval(Surface::AiSdk, "delete-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::AiSdk, "delete-invoice", json!({"id": 5}))
         .await;
     let reset = s.post("/api/demo/reset", Some(&carla), json!({})).await;
     assert_eq!(reset.status, 200);
@@ -381,7 +381,7 @@ async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
 #[actix_web::test]
 async fn the_pending_list_takes_no_write_lock_and_expired_approvals_are_purged() {
     use host_server::runtime::ManualClock;
-    use host_server::Surface;
+    use host_server::CallSurface;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -396,7 +396,7 @@ async fn the_pending_list_takes_no_write_lock_and_expired_approvals_are_purged()
     .await;
     let carla = s.sign_in("controller").await;
     let approval_id = s
-        .carla_awaits_approval(Surface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
         .await;
 
     // Another writer holds the database's write lock: the list must not queue behind it.

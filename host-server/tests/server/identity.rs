@@ -12,7 +12,7 @@ use base64::Engine;
 use dpas_model::scripted::{Script, ScriptedProvider};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{AuthConfig, ClaimNames, JwtConfig, JwtKeys, ProxyConfig};
-use host_server::runtime::{policy_fn, Capability, Decision, PolicyPhase, SideEffect, Surface};
+use host_server::runtime::{policy_fn, CallSurface, Capability, Decision, PolicyPhase, SideEffect};
 use host_server::AppBuilder;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -133,7 +133,7 @@ fn app(auth: AuthConfig) -> AppBuilder {
                     .description("Shows the actor the runtime was given.")
                     .side_effect(SideEffect::Read)
                     .tags(["tools"])
-                    .expose(&[Surface::Direct])
+                    .expose(&[CallSurface::Direct])
                     .handler(|ctx, _i: Map<String, Value>| async move {
                         Ok(json!({
                             "id": ctx.actor.id,

@@ -151,6 +151,48 @@ async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
     );
 }
 
+/// `/api/session` answers every method alike with and without `--demo` but `POST`, the demo's
+/// sign-in (mounted as a resource of its own ahead of the session's).
+#[actix_web::test]
+async fn the_session_resource_answers_alike_with_and_without_demo() {
+    let mut config = ServerConfig::for_tests(SECRET);
+    config.demo = false;
+    let plain = start_with(AppBuilder::new(config)).await;
+    let demo = start().await;
+    let keys = SessionKeys::from_secret(SECRET, Duration::from_secs(60));
+    for (label, s) in [("plain", &plain), ("demo", &demo)] {
+        let cookie = format!("{COOKIE_NAME}={}", keys.sign(&keys.claims_for(&carla())));
+        for method in ["PUT", "PATCH"] {
+            let reply = s
+                .send(method, "/api/session", Some(&cookie), Some("{}".into()))
+                .await;
+            assert_eq!(
+                (reply.status, reply.body),
+                (
+                    405,
+                    json!({"error": {"code": "METHOD_NOT_ALLOWED", "message": "This method is not allowed here."}})
+                ),
+                "{label} {method}"
+            );
+        }
+        assert_eq!(s.get("/api/session", None).await.status, 401, "{label}");
+        let me = s.get("/api/session", Some(&cookie)).await;
+        assert_eq!(me.body["user"]["role"], "controller", "{label}");
+        let out = s.send("DELETE", "/api/session", Some(&cookie), None).await;
+        assert_eq!(
+            (out.status, out.body),
+            (200, json!({"ok": true})),
+            "{label}"
+        );
+    }
+    let sign_in = json!({"role": "controller"});
+    let refused = plain.post("/api/session", None, sign_in.clone()).await;
+    assert_eq!(refused.refusal(), (404, Some("NOT_FOUND")));
+    let signed_in = demo.post("/api/session", None, sign_in).await;
+    assert_eq!(signed_in.status, 200, "{}", signed_in.text());
+    assert!(signed_in.set_cookie.is_some());
+}
+
 #[actix_web::test]
 async fn signing_out_revokes_that_cookie_on_the_server_also_across_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -10,7 +10,7 @@ use host_server::runtime::{
     approval::input_hash, ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore,
     CapabilityErrorCode, Risk, SideEffect, SqlApprovalStore,
 };
-use host_server::{Actor, Surface};
+use host_server::{Actor, CallSurface};
 use serde_json::json;
 use time::macros::date;
 use time::OffsetDateTime;
@@ -24,7 +24,7 @@ fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
     ApprovalRecord {
         id: id.to_owned(),
         capability_id: "issue-invoice".into(),
-        surface: Surface::AiSdk,
+        surface: CallSurface::AiSdk,
         actor: carla(),
         input_hash: input_hash(&input),
         input,

@@ -25,9 +25,12 @@ use crate::provider::{EventStream, ModelError, ModelErrorKind, ModelEvent};
 pub use anthropic::{AnthropicConfig, AnthropicProvider, ANTHROPIC_VERSION};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use sanitize::sanitize_vendor_text;
+/// The old name of [`VendorSpec`].
+#[allow(deprecated)]
+pub use spec::ModelSpec;
 pub use spec::{
-    provider_from_spec, provider_from_spec_env, providers_from_spec, ModelSpec,
-    ProviderConfigError, Vendor,
+    provider_from_spec, provider_from_spec_env, providers_from_spec, ProviderConfigError, Vendor,
+    VendorSpec,
 };
 
 /// How the adapters talk HTTP. Every field is public so tests (and the server) can shorten

@@ -45,13 +45,14 @@ impl Vendor {
 }
 
 /// A parsed `<vendor>:<model>` spec. The model id may itself contain `:` (`llama3.2:3b`).
+/// `host-server`'s `--model` (`host_server::ModelSpec`) holds one for its vendor models.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelSpec {
+pub struct VendorSpec {
     pub vendor: Vendor,
     pub model: String,
 }
 
-impl ModelSpec {
+impl VendorSpec {
     pub fn parse(spec: &str) -> Result<Self, ProviderConfigError> {
         let spec = spec.trim();
         let (vendor, model) = spec.split_once(':').unwrap_or((spec, ""));
@@ -80,76 +81,96 @@ impl ModelSpec {
     pub fn provider_id(&self) -> String {
         format!("{}/{}", self.vendor.id_prefix(), self.model)
     }
+
+    /// A provider for this model, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL` or
+    /// `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` / `ANTHROPIC_MAX_TOKENS` /
+    /// `ANTHROPIC_THINKING_BUDGET` through `env` (empty values count as unset).
+    pub fn provider(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        http: HttpSettings,
+    ) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
+        let var = |name: &str| {
+            env(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        match self.vendor {
+            Vendor::OpenAi => {
+                let base_url = var("OPENAI_BASE_URL");
+                let api_key = var("OPENAI_API_KEY");
+                // The vendor's own API needs a key; a server at a chosen base URL may not.
+                if api_key.is_none() && base_url.is_none() {
+                    return Err(ProviderConfigError::MissingKey {
+                        var: "OPENAI_API_KEY",
+                    });
+                }
+                let base_url = checked_url(base_url, openai::DEFAULT_BASE_URL, "OPENAI_BASE_URL")?;
+                let provider = OpenAiProvider::new(OpenAiConfig {
+                    api_key,
+                    base_url,
+                    model: self.model.clone(),
+                    http,
+                })?;
+                Ok(Arc::new(provider))
+            }
+            Vendor::Anthropic => {
+                let api_key = var("ANTHROPIC_API_KEY").ok_or(ProviderConfigError::MissingKey {
+                    var: "ANTHROPIC_API_KEY",
+                })?;
+                let base_url = checked_url(
+                    var("ANTHROPIC_BASE_URL"),
+                    anthropic::DEFAULT_BASE_URL,
+                    "ANTHROPIC_BASE_URL",
+                )?;
+                let max_tokens = number(var("ANTHROPIC_MAX_TOKENS"), "ANTHROPIC_MAX_TOKENS")?
+                    .unwrap_or(anthropic::DEFAULT_MAX_TOKENS);
+                let thinking_budget = number(
+                    var("ANTHROPIC_THINKING_BUDGET"),
+                    "ANTHROPIC_THINKING_BUDGET",
+                )?;
+                let provider = AnthropicProvider::new(AnthropicConfig {
+                    api_key,
+                    base_url,
+                    model: self.model.clone(),
+                    max_tokens,
+                    thinking_budget,
+                    http,
+                })?;
+                Ok(Arc::new(provider))
+            }
+        }
+    }
+
+    /// [`VendorSpec::provider`] over the process environment with default HTTP settings.
+    pub fn provider_from_env(&self) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
+        self.provider(&|name| std::env::var(name).ok(), HttpSettings::default())
+    }
 }
 
-/// A provider for `spec`, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL` or
-/// `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` / `ANTHROPIC_MAX_TOKENS` /
-/// `ANTHROPIC_THINKING_BUDGET` through `env` (empty values count as unset).
+/// `<vendor>:<model>`, the form [`VendorSpec::parse`] reads.
+impl std::fmt::Display for VendorSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.vendor.id_prefix(), self.model)
+    }
+}
+
+/// The name this crate gave [`VendorSpec`] before `host-server`'s `--model` value took it.
+#[deprecated(note = "renamed VendorSpec (host_server::ModelSpec is the `--model` value)")]
+pub type ModelSpec = VendorSpec;
+
+/// A provider for `spec` ([`VendorSpec::parse`], then [`VendorSpec::provider`]).
 pub fn provider_from_spec(
     spec: &str,
     env: &dyn Fn(&str) -> Option<String>,
     http: HttpSettings,
 ) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
-    let parsed = ModelSpec::parse(spec)?;
-    let var = |name: &str| {
-        env(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
-    match parsed.vendor {
-        Vendor::OpenAi => {
-            let base_url = var("OPENAI_BASE_URL");
-            let api_key = var("OPENAI_API_KEY");
-            // The vendor's own API needs a key; a server at a chosen base URL may not.
-            if api_key.is_none() && base_url.is_none() {
-                return Err(ProviderConfigError::MissingKey {
-                    var: "OPENAI_API_KEY",
-                });
-            }
-            let base_url = checked_url(base_url, openai::DEFAULT_BASE_URL, "OPENAI_BASE_URL")?;
-            let provider = OpenAiProvider::new(OpenAiConfig {
-                api_key,
-                base_url,
-                model: parsed.model,
-                http,
-            })?;
-            Ok(Arc::new(provider))
-        }
-        Vendor::Anthropic => {
-            let api_key = var("ANTHROPIC_API_KEY").ok_or(ProviderConfigError::MissingKey {
-                var: "ANTHROPIC_API_KEY",
-            })?;
-            let base_url = checked_url(
-                var("ANTHROPIC_BASE_URL"),
-                anthropic::DEFAULT_BASE_URL,
-                "ANTHROPIC_BASE_URL",
-            )?;
-            let max_tokens = number(var("ANTHROPIC_MAX_TOKENS"), "ANTHROPIC_MAX_TOKENS")?
-                .unwrap_or(anthropic::DEFAULT_MAX_TOKENS);
-            let thinking_budget = number(
-                var("ANTHROPIC_THINKING_BUDGET"),
-                "ANTHROPIC_THINKING_BUDGET",
-            )?;
-            let provider = AnthropicProvider::new(AnthropicConfig {
-                api_key,
-                base_url,
-                model: parsed.model,
-                max_tokens,
-                thinking_budget,
-                http,
-            })?;
-            Ok(Arc::new(provider))
-        }
-    }
+    VendorSpec::parse(spec)?.provider(env, http)
 }
 
 /// `provider_from_spec` over the process environment with default HTTP settings.
 pub fn provider_from_spec_env(spec: &str) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
-    provider_from_spec(
-        spec,
-        &|name| std::env::var(name).ok(),
-        HttpSettings::default(),
-    )
+    VendorSpec::parse(spec)?.provider_from_env()
 }
 
 /// One provider per comma-separated spec (`openai:gpt-4.1,anthropic:claude-sonnet-4-5`),
@@ -166,18 +187,27 @@ pub fn providers_from_spec(
         .collect()
 }
 
+/// The base URL, or `default`, when it is an `http(s)://` URL with a host (parsed by `Url`,
+/// as the client will; the text is kept as given).
 fn checked_url(
     value: Option<String>,
     default: &str,
     var: &'static str,
 ) -> Result<String, ProviderConfigError> {
     let url = value.unwrap_or_else(|| default.to_owned());
-    let lower = url.to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"));
-    match rest {
-        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(url),
+    // A special scheme's parse skips extra slashes (`http:///x` is host `x`): refuse them as
+    // the text says no host.
+    let host_follows = url
+        .split_once("://")
+        .is_some_and(|(_, rest)| !rest.starts_with('/'));
+    match reqwest::Url::parse(&url) {
+        Ok(parsed)
+            if host_follows
+                && matches!(parsed.scheme(), "http" | "https")
+                && parsed.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
+            Ok(url)
+        }
         _ => Err(ProviderConfigError::InvalidBaseUrl { var }),
     }
 }
@@ -207,24 +237,63 @@ mod tests {
 
     #[test]
     fn specs_parse() {
-        let spec = ModelSpec::parse("openai:llama3.2:3b").unwrap();
+        let spec = VendorSpec::parse("openai:llama3.2:3b").unwrap();
         assert_eq!(spec.vendor, Vendor::OpenAi);
         assert_eq!(spec.model, "llama3.2:3b");
         assert_eq!(spec.provider_id(), "openai/llama3.2:3b");
+        // Written back in the form it is read in, spaces and the vendor's case normalised.
+        assert_eq!(spec.to_string(), "openai:llama3.2:3b");
+        let loose = VendorSpec::parse(" OpenAI : gpt-4.1 ").unwrap();
+        assert_eq!(loose.to_string(), "openai:gpt-4.1");
+        assert_eq!(VendorSpec::parse(&loose.to_string()), Ok(loose));
         assert_eq!(
-            ModelSpec::parse("anthropic:claude-x")
+            VendorSpec::parse("anthropic:claude-x")
                 .unwrap()
                 .provider_id(),
             "anthropic/claude-x"
         );
         assert!(matches!(
-            ModelSpec::parse("gemini:x"),
+            VendorSpec::parse("gemini:x"),
             Err(ProviderConfigError::UnknownVendor { .. })
         ));
         assert!(matches!(
-            ModelSpec::parse("openai:"),
+            VendorSpec::parse("openai:"),
             Err(ProviderConfigError::MissingModel { .. })
         ));
+    }
+
+    #[test]
+    fn base_urls_are_parsed_as_urls() {
+        let check = |url: &str| checked_url(Some(url.to_owned()), "unused", "OPENAI_BASE_URL");
+        for good in [
+            "http://localhost:11434/v1",
+            "HTTPS://api.example.com/v1",
+            "http://[::1]:8080",
+            "http://127.0.0.1",
+        ] {
+            assert_eq!(check(good), Ok(good.to_owned()), "{good}");
+        }
+        for bad in [
+            "localhost:11434",
+            "http://",
+            "https:///v1",
+            "ftp://example.com",
+            "http://exa mple.com",
+            "http://[::1",
+            "",
+        ] {
+            assert_eq!(
+                check(bad),
+                Err(ProviderConfigError::InvalidBaseUrl {
+                    var: "OPENAI_BASE_URL"
+                }),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            checked_url(None, "https://api.example.com", "X").as_deref(),
+            Ok("https://api.example.com")
+        );
     }
 
     #[test]

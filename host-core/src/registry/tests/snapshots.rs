@@ -81,3 +81,38 @@ fn snapshots_respect_scope_priority_and_include_unavailable() {
     assert!(available_only.procedures.is_empty());
     assert_eq!(available_only.components.len(), 2);
 }
+
+#[test]
+fn snapshot_json_is_what_serialize_writes() {
+    let f = Fixture::new();
+    f.register(pending_table(&f.screen));
+    f.register(chase_dialog(&f.screen, &[]));
+    f.register(navigation());
+    let mut snapshot = f.surface.snapshot(&SnapshotOptions::default());
+    // Every optional field both ways: the fixture's procedure has a note and a reason and no
+    // output schema; a copy gets the opposite, and so do an action and an observation.
+    let mut procedure = snapshot.procedures[0].clone();
+    procedure.contextual_note = None;
+    procedure.unavailable_reason = None;
+    procedure.available = true;
+    procedure.output_schema = Some(json!({ "type": "object", "x-float": 0.30000000000000004 }));
+    procedure.bound_fields.clear();
+    snapshot.procedures.push(procedure);
+    let table = &mut snapshot.components[1];
+    let mut action = table.actions[0].clone();
+    action.output_schema = Some(json!({ "type": "null" }));
+    action.unavailable_reason = Some("Not now".into());
+    action.available = false;
+    table.actions.push(action);
+    let mut observation = table.observations[0].clone();
+    observation.unavailable_reason = Some("Hidden".into());
+    table.observations.push(observation);
+
+    let by_hand = snapshot.to_value();
+    assert_eq!(by_hand, serde_json::to_value(&snapshot).unwrap());
+    assert_eq!(
+        serde_json::to_string(&by_hand).unwrap(),
+        serde_json::to_string(&snapshot).unwrap(),
+        "the same keys in the same order"
+    );
+}

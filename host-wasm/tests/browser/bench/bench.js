@@ -5,6 +5,9 @@
 //     (no settle-wait): J5 dispatch, the snapshot, availability, descriptors and state,
 //     request encoding; at 16 and 128 registered capabilities;
 //   - the same for a local-state action, which adds the settle-wait of a quiet UI;
+//   - that settle-wait timed on its own: from the action's `tool-result` event (emitted just
+//     before the wait starts) to the delivery of its last task yield, each yield being a
+//     `MessageChannel` round trip the page observes through a wrapped constructor;
 //   - decoding a recorded step (a reference trace's NDJSON, given by bench.mjs): response
 //     handed over → its step-finish decoded.
 // Peers measured beside them in the same page: what plain JS spends on the same bytes
@@ -62,16 +65,31 @@ function surfaceWith(n) {
   return surface;
 }
 
+// Every task yield of the host is a fresh MessageChannel whose port1 gets one message: a
+// listener added at construction runs before the host's own `onmessage` (registration order)
+// and records when the yield was delivered.
+let yields = [];
+globalThis.MessageChannel = class extends MessageChannel {
+  constructor() {
+    super();
+    const entry = { deliveredAt: 0 };
+    yields.push(entry);
+    this.port1.addEventListener("message", () => { entry.deliveredAt = performance.now(); });
+  }
+};
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
 const summary = (xs) => ({ median: median(xs), p90: p90(xs), runs: xs.length });
 
-// One two-step turn: step 0 asks for `tool`, step 1 answers. Returns finish → post (ms) and
-// the step-1 request body as posted.
+// One two-step turn: step 0 asks for `tool`, step 1 answers. Returns finish → post (ms), the
+// settle-wait (ms, 0 when there was none) with its task yields, and the step-1 request body.
 async function oneTurn(surface, tool, input) {
   let finishedAt = 0;
+  let resultAt = 0;
   let postedAt = 0;
   let posted = "";
+  let settled = [];
   globalThis.fetch = async (request) => {
     const now = performance.now();
     const text = await request.text();
@@ -83,15 +101,23 @@ async function oneTurn(surface, tool, input) {
     }
     postedAt = now;
     posted = text;
+    settled = yields;
     return ndjson(line(start(body)) + line(finish(body, "Done.", [])));
   };
   const result = await runTurn({
     endpoint: "/bench/chat", surface, conversationId: "cnv_bench",
     messages: [{ role: "user", content: "go" }], pathname: "/bench",
     onFrame: (frame) => { if (frame.type === "step-finish" && !finishedAt) finishedAt = performance.now(); },
+    onEvent: (event) => {
+      if (event.type === "tool-result" && !resultAt) {
+        resultAt = performance.now();
+        yields = [];
+      }
+    },
   });
   if (result.status !== "completed") throw new Error(`turn ${result.status}: ${JSON.stringify(result.error)}`);
-  return { ms: postedAt - finishedAt, posted };
+  const last = Math.max(0, ...settled.map((y) => y.deliveredAt));
+  return { ms: postedAt - finishedAt, settleMs: last ? last - resultAt : 0, ticks: settled.length, posted };
 }
 
 async function perStep(n, runs) {
@@ -99,13 +125,20 @@ async function perStep(n, runs) {
   const out = {};
   for (const [name, tool, input] of [["read", "readState", {}], ["action", "setFilters", { due: "overdue" }]]) {
     const times = [];
+    const settles = [];
+    const ticks = [];
     let posted = "";
     for (let i = 0; i < runs + 5; i++) {
       const turn = await oneTurn(surface, tool, input);
-      if (i >= 5) times.push(turn.ms);
+      if (i >= 5) {
+        times.push(turn.ms);
+        settles.push(turn.settleMs);
+        ticks.push(turn.ticks);
+      }
       posted = turn.posted;
     }
     out[name] = summary(times);
+    if (name === "action") out.settle = { ...summary(settles), ticks: median(ticks) };
     out.requestBytes = posted.length;
     if (name === "read") {
       const peer = [];

@@ -55,7 +55,8 @@ try {
     console.log(`  ${String(n).padStart(3)} capabilities, request ${s.requestBytes} B`);
     console.log(`      step-finish → next request, an observation read: ${ms(s.read)}`);
     console.log(`      step-finish → next request, a local-state action (+ settle-wait): ${ms(s.action)}`);
-    console.log(`      settle-wait of a quiet UI (action − read, medians): ${(s.action.median - s.read.median).toFixed(3)} ms`);
+    console.log(`      settle-wait of a quiet UI, timed inside the turn: ${ms(s.settle)}, ${s.settle.ticks} task yields`);
+    console.log(`      (action − read, medians: ${(s.action.median - s.read.median).toFixed(3)} ms)`);
     console.log(`      peer, plain JS JSON.parse + JSON.stringify of that request: ${ms(s.peerJson)}`);
   }
   const d = result.decode;

@@ -1,0 +1,398 @@
+//! `/api/approvals`: the caller's pending approvals as cards (reference-behaviour N4), and the
+//! decision, whose receipt also goes to the thread it names.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use dpas_protocol::{MessageContent, Role, WireModelMessage};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{body, ApiError};
+use crate::app::AppState;
+use crate::runtime::{
+    Actor, ApprovalRecord, ApprovalStatus, CallSurface, CapabilityErrorCode, Correlation, Envelope,
+    Registry,
+};
+use crate::threads::ThreadAppend;
+
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The approval card of reference-behaviour N4.
+fn card(r: &ApprovalRecord) -> Value {
+    let mut v = json!({
+        "id": r.id,
+        "capabilityId": r.capability_id,
+        "status": r.status.as_str(),
+        "surface": r.surface.as_str(),
+        "reasons": r.reasons,
+        "risk": r.risk.as_str(),
+        "input": r.input,
+        "requestedAt": rfc3339(r.requested_at),
+        "expiresAt": rfc3339(r.expires_at),
+    });
+    if let Some(target) = &r.target {
+        v["target"] = target.clone();
+    }
+    if let Some(outcome) = &r.outcome {
+        v["outcome"] = json!(outcome);
+    }
+    if let Some(message) = match r.status {
+        ApprovalStatus::Stale | ApprovalStatus::Interrupted | ApprovalStatus::Cancelled => {
+            Some(approval_status_error(r.status).message)
+        }
+        _ => None,
+    } {
+        v["message"] = json!(message);
+    }
+    if let Some(d) = &r.decision {
+        let approver = if d.approver.display_name.is_empty() {
+            &d.approver.id
+        } else {
+            &d.approver.display_name
+        };
+        v["decision"] = json!({
+            "status": if d.approved { "approved" } else { "rejected" },
+            "approver": approver,
+            "decidedAt": rfc3339(d.decided_at),
+        });
+    }
+    v
+}
+
+/// The record if it exists and `actor` requested it (anything else is the same 404).
+async fn owned_record(
+    state: &AppState,
+    actor: &Actor,
+    id: &str,
+) -> Result<ApprovalRecord, ApiError> {
+    let record = state
+        .runtime
+        .approval(id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    record
+        .filter(|r| r.actor.id == actor.id)
+        .ok_or(ApiError::NotFound)
+}
+
+pub(super) async fn list_approvals(
+    state: web::Data<AppState>,
+    actor: Actor,
+) -> Result<HttpResponse, ApiError> {
+    let records = state
+        .runtime
+        .pending_approvals_of(&actor.id)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let cards: Vec<Value> = records.iter().map(card).collect();
+    Ok(HttpResponse::Ok().json(cards))
+}
+
+pub(super) async fn get_approval(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path).await?)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DecisionBody {
+    approved: bool,
+    #[serde(default)]
+    thread_id: Option<String>,
+}
+
+/// `<capability id> (<detail>)`: the capability's own wording
+/// ([`crate::runtime::Capability::receipt_detail`], the demo's `invoice <id>` and euro
+/// amount), else `id <id>`; the bare id when the input has no detail.
+pub(crate) fn receipt_subject(registry: &Registry, r: &ApprovalRecord) -> String {
+    let worded = registry
+        .get(&r.capability_id)
+        .and_then(|c| c.receipt_detail(&r.input));
+    let parts = worded.unwrap_or_else(|| {
+        r.input
+            .get("id")
+            .and_then(Value::as_i64)
+            .map(|id| vec![format!("id {id}")])
+            .unwrap_or_default()
+    });
+    if parts.is_empty() {
+        r.capability_id.clone()
+    } else {
+        format!("{} ({})", r.capability_id, parts.join(", "))
+    }
+}
+
+/// A refused decision: the code says what happened to the record (409), server faults 500.
+fn decision_error(e: &crate::runtime::CapabilityError) -> ApiError {
+    match e.public_code() {
+        CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
+        code => ApiError::Conflict {
+            code: code.as_str(),
+            message: if e.code.exposed() {
+                e.message.clone()
+            } else {
+                code.default_message().to_owned()
+            },
+        },
+    }
+}
+
+fn approval_status_error(status: ApprovalStatus) -> crate::runtime::CapabilityError {
+    crate::runtime::approval::status_error(status)
+}
+
+/// Appends the receipt to the caller's thread, when the decision named one.
+pub(crate) async fn store_receipt(
+    threads: &dyn crate::threads::ThreadStore,
+    owner: &str,
+    thread_id: Option<&str>,
+    text: &str,
+) {
+    let Some(thread_id) = thread_id else { return };
+    let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.to_owned()));
+    let append = ThreadAppend {
+        messages: vec![&receipt],
+        ..ThreadAppend::default()
+    };
+    // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
+    if let Err(e) = threads.append(owner, thread_id, append).await {
+        tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
+    }
+}
+
+/// Decides the caller's approval and, approved, runs it; the receipt goes to the thread the
+/// decision names. The answer is the receipt and the resolution ([`Resolution`]).
+pub(super) async fn decide_approval(
+    actor: Actor,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    let record = owned_record(&state, &actor, &path).await?;
+    let body: DecisionBody = body::json_body(&req, payload).await?;
+    let correlation = Correlation {
+        conversation_id: body.thread_id.clone(),
+        ..Correlation::default()
+    };
+    let what = receipt_subject(state.runtime.registry(), &record);
+    let thread = body.thread_id.as_deref();
+    let decided = state
+        .runtime
+        .decide_and_run(&record.id, &actor, body.approved, correlation)
+        .await;
+    let resolution = match decided {
+        Ok((decided, ran)) => Resolution::of(body.approved, decided.surface, decided.status, ran),
+        Err(e) => {
+            if e.code == CapabilityErrorCode::ApprovalStale {
+                let text = Resolution::stale_receipt(&what);
+                store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
+            }
+            return Err(decision_error(&e).into());
+        }
+    };
+    let text = resolution.receipt(&what);
+    store_receipt(state.threads.as_ref(), &actor.id, thread, &text).await;
+    Ok(HttpResponse::Ok().json(json!({
+        "receipt": {"text": text, "ok": resolution.ok()},
+        "resolution": resolution.to_json(),
+    })))
+}
+
+/// What a decision came to: the `resolution` of the answer, and the receipt that tells it.
+#[derive(Debug, Clone, PartialEq)]
+enum Resolution {
+    Rejected,
+    /// Approved for an MCP session, which runs it itself.
+    ApprovedForMcp,
+    Completed(Value),
+    Pending,
+    /// The run timed out or was cancelled; the error's public message.
+    Cancelled(Value),
+    /// The input or target changed since the request: nothing ran.
+    Stale(Value),
+    Failed(Value),
+}
+
+impl Resolution {
+    /// The outcome of a decision the runtime took on a record requested from `surface`, now
+    /// `status`: `ran` is the run an approval started (none for a rejection, an MCP
+    /// approval, or a record that was no longer pending).
+    fn of(
+        approved: bool,
+        surface: CallSurface,
+        status: ApprovalStatus,
+        ran: Option<Envelope>,
+    ) -> Self {
+        if !approved {
+            return Self::Rejected;
+        }
+        if surface == CallSurface::Mcp {
+            return Self::ApprovedForMcp;
+        }
+        match ran.unwrap_or_else(|| Envelope::Error(approval_status_error(status))) {
+            Envelope::Ok { data } => Self::Completed(data),
+            Envelope::ApprovalRequired { .. } => Self::Pending,
+            Envelope::Error(e) => {
+                let message = e.to_public().get("message").cloned().unwrap_or(Value::Null);
+                match e.code {
+                    CapabilityErrorCode::Timeout | CapabilityErrorCode::Cancelled => {
+                        Self::Cancelled(message)
+                    }
+                    CapabilityErrorCode::ApprovalStale => Self::Stale(message),
+                    CapabilityErrorCode::ApprovalPending => Self::Pending,
+                    _ => Self::Failed(message),
+                }
+            }
+        }
+    }
+
+    fn ok(&self) -> bool {
+        !matches!(self, Self::Cancelled(_) | Self::Stale(_) | Self::Failed(_))
+    }
+
+    fn stale_receipt(what: &str) -> String {
+        format!("You approved {what}, but it changed since it was requested, so nothing was done. Ask again.")
+    }
+
+    /// The receipt's text, for the user and the thread's next turn.
+    fn receipt(&self, what: &str) -> String {
+        match self {
+            Self::Rejected => format!("You denied {what}. Nothing was changed."),
+            Self::ApprovedForMcp => {
+                format!("You approved {what}. The requesting MCP session can now run it.")
+            }
+            Self::Completed(_) => format!("You approved {what}, and it completed."),
+            Self::Pending => format!("You approved {what}. It is running."),
+            Self::Cancelled(_) => format!("You approved {what}, but the run was cancelled."),
+            Self::Stale(_) => Self::stale_receipt(what),
+            Self::Failed(message) => format!(
+                "You approved {what}, but it failed: {}",
+                message.as_str().unwrap_or_default()
+            ),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let failed = |status: &str, message: &Value| json!({"status": status, "error": {"message": message}});
+        match self {
+            Self::Rejected => json!({"status": "rejected"}),
+            Self::ApprovedForMcp => json!({"status": "approved"}),
+            Self::Completed(output) => json!({"status": "completed", "output": output}),
+            Self::Pending => json!({"status": "pending"}),
+            Self::Cancelled(message) => failed("cancelled", message),
+            Self::Stale(message) => failed("stale", message),
+            Self::Failed(message) => failed("failed", message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::CapabilityError;
+
+    fn failed(code: CapabilityErrorCode) -> Option<Envelope> {
+        Some(Envelope::Error(CapabilityError::of(code)))
+    }
+
+    /// Each way a decision ends, with the receipt and resolution the approval endpoint has
+    /// answered since the card UI was written against it.
+    #[test]
+    fn each_outcome_has_its_receipt_and_resolution() {
+        use ApprovalStatus::{Approved, Expired, Rejected};
+        let what = "issue-invoice (invoice 5)";
+        let outcome = |approved, surface, status, ran| {
+            let r = Resolution::of(approved, surface, status, ran);
+            (r.receipt(what), r.ok(), r.to_json())
+        };
+        let ok = Some(Envelope::Ok {
+            data: json!({"id": 5}),
+        });
+        assert_eq!(
+            outcome(false, CallSurface::AiSdk, Rejected, None),
+            (
+                format!("You denied {what}. Nothing was changed."),
+                true,
+                json!({"status": "rejected"})
+            )
+        );
+        assert_eq!(
+            outcome(true, CallSurface::Mcp, Approved, None),
+            (
+                format!("You approved {what}. The requesting MCP session can now run it."),
+                true,
+                json!({"status": "approved"})
+            )
+        );
+        assert_eq!(
+            outcome(true, CallSurface::AiSdk, Approved, ok),
+            (
+                format!("You approved {what}, and it completed."),
+                true,
+                json!({"status": "completed", "output": {"id": 5}})
+            )
+        );
+        let running = format!("You approved {what}. It is running.");
+        assert_eq!(
+            outcome(
+                true,
+                CallSurface::AiSdk,
+                Approved,
+                failed(CapabilityErrorCode::ApprovalPending)
+            ),
+            (running.clone(), true, json!({"status": "pending"}))
+        );
+        let again = outcome(
+            true,
+            CallSurface::AiSdk,
+            Approved,
+            Some(Envelope::ApprovalRequired {
+                approval_id: "apr_x".to_owned(),
+                message: String::new(),
+            }),
+        );
+        assert_eq!(again, (running, true, json!({"status": "pending"})));
+        for code in [CapabilityErrorCode::Timeout, CapabilityErrorCode::Cancelled] {
+            let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Approved, failed(code));
+            assert_eq!(
+                text,
+                format!("You approved {what}, but the run was cancelled.")
+            );
+            assert!(!ok);
+            assert_eq!(resolution["status"], "cancelled");
+            assert!(resolution["error"]["message"].is_string(), "{resolution}");
+        }
+        let (text, ok, resolution) = outcome(
+            true,
+            CallSurface::AiSdk,
+            Approved,
+            failed(CapabilityErrorCode::ApprovalStale),
+        );
+        assert_eq!(
+            (text.as_str(), ok, &resolution["status"]),
+            (
+                "You approved issue-invoice (invoice 5), but it changed since it was requested, so nothing was done. Ask again.",
+                false,
+                &json!("stale")
+            )
+        );
+        // No run came back: the record's own status says why (an expired one failed).
+        let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Expired, None);
+        let message = resolution["error"]["message"].as_str().unwrap().to_owned();
+        assert_eq!(
+            (text, ok, resolution),
+            (
+                format!("You approved {what}, but it failed: {message}"),
+                false,
+                json!({"status": "failed", "error": {"message": message}})
+            )
+        );
+        assert!(!message.is_empty());
+    }
+}
