@@ -248,7 +248,7 @@ pub async fn recover_interrupted(
             .and_then(|d| d.thread_id.as_deref());
         let text = format!(
             "The server stopped while {} was running after your approval, so it may or may not have happened. Check before asking again.",
-            crate::http::receipt_subject(&record)
+            crate::http::receipt_subject(runtime.registry(), &record)
         );
         crate::http::store_receipt(threads, &record.actor.id, thread, &text).await;
     }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use sqlx::Row;
 use tokio::sync::{mpsc, watch};
 
-use crate::db::{Backend, Db, LockKey};
+use crate::db::{Arg, Backend, Db, LockKey};
 use crate::runtime::{AuditEntry, AuditHub};
 
 /// Entries written per transaction at most.
@@ -144,19 +144,20 @@ async fn write_batch(db: &Db, batch: &[(u64, Arc<AuditEntry>)]) -> Result<(), sq
         "INSERT INTO audit (actor_id, entry) VALUES {}",
         Db::values_list(1, batch.len(), 2)
     );
-    let mut insert = sqlx::query(&sql);
-    for ((_, entry), text) in batch.iter().zip(texts) {
-        insert = insert.bind(entry.actor_id.clone()).bind(text);
+    let mut args = Vec::with_capacity(batch.len() * 2);
+    for ((_, entry), text) in batch.iter().zip(&texts) {
+        args.extend([Arg::from(entry.actor_id.as_deref()), text.as_str().into()]);
     }
-    match db.backend() {
-        // One statement is its own transaction, and SQLite has one writer at a time anyway:
-        // BEGIN and COMMIT would only be two more round trips to the driver's worker.
-        Backend::Sqlite => insert.execute(&**db).await.map(drop),
+    // One statement is its own transaction, and SQLite has one writer at a time anyway: on
+    // SQLite the batch is one statement on the direct connection.
+    let mut session = match db.backend() {
+        Backend::Sqlite => db.session().await?,
         Backend::Postgres => {
-            let mut tx = db.begin().await?;
-            db.lock(&mut tx, LockKey::Audit).await?;
-            insert.execute(&mut *tx).await?;
-            tx.commit().await
+            let mut tx = db.transaction().await?;
+            db.lock_in(&mut tx, LockKey::Audit).await?;
+            tx
         }
-    }
+    };
+    session.execute(&sql, &args).await?;
+    session.commit().await
 }

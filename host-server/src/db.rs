@@ -6,6 +6,20 @@
 //! What differs is said here and nowhere else: how a read-then-write transaction begins
 //! ([`Db::begin`]), how it locks the row it read ([`Db::for_update`]) and how it serialises
 //! with other writers of the same thing ([`Db::lock`]).
+//!
+//! The statements a chat step runs go through a [`Session`] ([`Db::session`],
+//! [`Db::transaction`]): on SQLite that is a direct connection that runs them inline, on
+//! PostgreSQL a connection of the pool (see `db/session.rs` for why). Both see one database:
+//! a file by its path; an in-memory database (`sqlite::memory:`) is opened as a named
+//! database of SQLite's `memdb` VFS, which every connection of the process that names it
+//! shares, with SQLite's ordinary locking between them (and no write-ahead log: `memdb` keeps
+//! its rollback journal in memory). Routing every SQLite statement through the direct
+//! connection instead would have rewritten every store for a few rare statements.
+
+mod session;
+
+use session::Direct;
+pub use session::{get, Arg, Cell, Cells, Session};
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -162,6 +176,8 @@ pub enum LockKey {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    /// SQLite's direct connection to the pool's database.
+    direct: Option<Direct>,
 }
 
 impl std::ops::Deref for Db {
@@ -185,6 +201,35 @@ impl Db {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
         }
+    }
+
+    /// One connection for a run of statements outside a transaction (on SQLite the direct
+    /// connection, held until the session is dropped: keep it for a step's statements, not
+    /// across waits for anything else).
+    pub async fn session(&self) -> Result<Session, sqlx::Error> {
+        match &self.direct {
+            Some(direct) => Session::direct(direct, false).await,
+            None => Ok(Session::pool(self.pool.acquire().await?)),
+        }
+    }
+
+    /// [`Db::begin`] as a [`Session`]: a read-then-write transaction, committed by
+    /// [`Session::commit`] and rolled back when dropped before.
+    pub async fn transaction(&self) -> Result<Session, sqlx::Error> {
+        match &self.direct {
+            Some(direct) => Session::direct(direct, true).await,
+            None => Ok(Session::tx(self.begin().await?)),
+        }
+    }
+
+    /// [`Db::lock`] inside a [`Db::transaction`].
+    pub async fn lock_in(&self, session: &mut Session, key: LockKey) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Postgres {
+            session
+                .execute("SELECT pg_advisory_xact_lock($1)", &[Arg::from(key as i64)])
+                .await?;
+        }
+        Ok(())
     }
 
     /// Appended to a `SELECT` inside [`Db::begin`]: locks the rows read until commit.
@@ -255,6 +300,17 @@ fn is_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 
+/// A fresh in-memory database every connection of this process can open by name: the pool's
+/// URL and the direct connection's filename.
+fn memdb() -> (String, String) {
+    // A `memdb` name that starts with `/` is shared by the process's connections.
+    let name = format!("/dpas-{}", uuid::Uuid::new_v4().simple());
+    (
+        format!("sqlite:{name}?vfs=memdb"),
+        format!("file:{name}?vfs=memdb"),
+    )
+}
+
 /// Opens the database the URL names (creating a SQLite file if needed) and applies the
 /// migrations. A PostgreSQL database that does not answer within a few seconds fails.
 pub async fn connect(url: &str) -> Result<Db, DbError> {
@@ -263,24 +319,37 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
         scheme: "unknown",
         cause: "the URL names no supported database".to_owned(),
     })?;
+    // `test_before_acquire(false)` on SQLite: its ping only asks sqlx's worker thread whether
+    // it is alive (a round trip per statement on the pool, no I/O). A SQLite connection is an
+    // in-process handle with no socket or server to lose (a transaction dropped mid-way
+    // queues its rollback on that worker ahead of any later statement). PostgreSQL
+    // keeps the test: its server may drop an idle connection.
+    let mut direct = None;
     let pool = match backend {
         Backend::Sqlite if is_memory(url) => {
-            // Every connection to `:memory:` is its own database: keep exactly one, forever.
-            AnyPoolOptions::new()
+            let (pool_url, filename) = memdb();
+            // The database lives while a connection to it is open: the pool keeps one.
+            let pool = AnyPoolOptions::new()
+                .test_before_acquire(false)
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
-                .connect(url)
-                .await?
+                .connect(&pool_url)
+                .await?;
+            direct = Some(filename);
+            pool
         }
         Backend::Sqlite => {
-            prepare_sqlite_file(url).await?;
+            let filename = prepare_sqlite_file(url).await?;
             // Foreign keys are on and the busy timeout is 5 s by default on every connection.
-            AnyPoolOptions::new()
+            let pool = AnyPoolOptions::new()
+                .test_before_acquire(false)
                 .max_connections(4)
                 .connect(url)
-                .await?
+                .await?;
+            direct = Some(filename);
+            pool
         }
         Backend::Postgres => AnyPoolOptions::new()
             .max_connections(8)
@@ -301,12 +370,21 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
     .await?
     .run(&pool)
     .await?;
-    Ok(Db { pool, backend })
+    let wal = !is_memory(url);
+    let direct = direct
+        .map(|filename| Direct::open(&filename, wal))
+        .transpose()?;
+    Ok(Db {
+        pool,
+        backend,
+        direct,
+    })
 }
 
 /// Creates the SQLite file (and its folder) and turns on write-ahead logging, which the file
-/// keeps; the pool's connections then open it by URL.
-async fn prepare_sqlite_file(url: &str) -> Result<(), DbError> {
+/// keeps; the pool's connections then open it by URL. Answers the file's name as SQLite opens
+/// it.
+async fn prepare_sqlite_file(url: &str) -> Result<String, DbError> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal);
@@ -317,7 +395,16 @@ async fn prepare_sqlite_file(url: &str) -> Result<(), DbError> {
     }
     let conn = sqlx::SqliteConnection::connect_with(&options).await?;
     conn.close().await?;
-    Ok(())
+    options
+        .get_filename()
+        .to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            DbError::Dir(
+                options.get_filename().display().to_string(),
+                std::io::Error::other("the path is not UTF-8"),
+            )
+        })
 }
 
 /// A connection error without anything of the URL: sqlx's configuration errors may quote it.
@@ -354,17 +441,19 @@ pub async fn ready(db: &Db) -> Result<(), String> {
 #[cfg(test)]
 pub(crate) async fn memory_without_migrations() -> Db {
     sqlx::any::install_default_drivers();
+    let (pool_url, filename) = memdb();
     let pool = AnyPoolOptions::new()
         .max_connections(1)
         .min_connections(1)
         .idle_timeout(None)
         .max_lifetime(None)
-        .connect("sqlite::memory:")
+        .connect(&pool_url)
         .await
         .expect("in-memory SQLite");
     Db {
         pool,
         backend: Backend::Sqlite,
+        direct: Some(Direct::open(&filename, false).expect("direct connection")),
     }
 }
 
@@ -385,5 +474,162 @@ mod tests {
         assert_eq!(Backend::of_url("postgres://h/d"), Some(Backend::Postgres));
         assert_eq!(Backend::of_url("postgresql://h/d"), Some(Backend::Postgres));
         assert_eq!(Backend::of_url("mysql://h/d"), None);
+    }
+}
+
+#[cfg(test)]
+mod direct_tests {
+    use super::*;
+
+    async fn count(db: &Db, via_session: bool) -> i64 {
+        let sql = "SELECT COUNT(*) AS n FROM ledger_meta";
+        if via_session {
+            let mut s = db.session().await.unwrap();
+            s.fetch(sql, &[], |r| get(r, "n")).await.unwrap()[0]
+        } else {
+            sqlx::query_scalar(sql).fetch_one(&**db).await.unwrap()
+        }
+    }
+
+    /// The direct connection and the pool are one database: each sees what the other wrote.
+    async fn both_see_one_database(db: &Db) {
+        assert!(db.direct.is_some(), "SQLite has a direct connection");
+        let mut s = db.transaction().await.unwrap();
+        s.execute(
+            "INSERT INTO ledger_meta (key, value) VALUES ($1, $2)",
+            &["direct".into(), 1.into()],
+        )
+        .await
+        .unwrap();
+        s.commit().await.unwrap();
+        assert_eq!(count(db, false).await, 1);
+        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('pool', 2)")
+            .execute(&**db)
+            .await
+            .unwrap();
+        assert_eq!(count(db, true).await, 2);
+    }
+
+    #[tokio::test]
+    async fn memory_database_is_shared_by_the_pool_and_the_direct_connection() {
+        let db = connect("sqlite::memory:").await.unwrap();
+        both_see_one_database(&db).await;
+        // Another in-memory database is another database.
+        let other = connect("sqlite::memory:").await.unwrap();
+        assert_eq!(count(&other, true).await, 0);
+        assert_eq!(count(&other, false).await, 0);
+    }
+
+    #[tokio::test]
+    async fn file_database_is_shared_by_the_pool_and_the_direct_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("sub/host.db").display());
+        let db = connect(&url).await.unwrap();
+        both_see_one_database(&db).await;
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&*db)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        // Foreign keys are on for the direct connection as for the pool's.
+        let mut s = db.session().await.unwrap();
+        let on: Vec<i64> = s
+            .fetch("PRAGMA foreign_keys", &[], |r| get(r, "foreign_keys"))
+            .await
+            .unwrap();
+        assert_eq!(on, [1]);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_dropped_before_commit_is_rolled_back() {
+        let db = connect("sqlite::memory:").await.unwrap();
+        let mut s = db.transaction().await.unwrap();
+        s.execute(
+            "INSERT INTO ledger_meta (key, value) VALUES ($1, $2)",
+            &["gone".into(), 1.into()],
+        )
+        .await
+        .unwrap();
+        drop(s);
+        assert_eq!(count(&db, true).await, 0);
+        assert_eq!(count(&db, false).await, 0);
+        // The connection is usable (not left inside the abandoned transaction).
+        let s = db.transaction().await.unwrap();
+        s.commit().await.unwrap();
+    }
+
+    /// A direct statement that finds the database locked waits without holding the runtime
+    /// thread: on this one-thread runtime the writer could not commit otherwise, and the
+    /// statement would fail after the busy timeout.
+    #[tokio::test]
+    async fn a_direct_statement_waits_for_a_pool_writer_without_holding_the_thread() {
+        let db = connect("sqlite::memory:").await.unwrap();
+        let mut writer = db.acquire().await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut *writer)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO ledger_meta (key, value) VALUES ('pool', 1)")
+            .execute(&mut *writer)
+            .await
+            .unwrap();
+        let direct = tokio::spawn({
+            let db = db.clone();
+            async move {
+                let mut s = db.session().await?;
+                s.execute(
+                    "INSERT INTO ledger_meta (key, value) VALUES ('direct', 2)",
+                    &[],
+                )
+                .await
+            }
+        });
+        // The direct statement's first attempt runs now and finds the writer's lock.
+        tokio::task::yield_now().await;
+        sqlx::query("COMMIT").execute(&mut *writer).await.unwrap();
+        drop(writer);
+        assert_eq!(direct.await.unwrap().unwrap(), 1);
+        assert_eq!(count(&db, false).await, 2);
+    }
+
+    /// `$N` is the N-th argument wherever it first appears in the statement.
+    #[tokio::test]
+    async fn placeholders_bind_by_number_not_by_position() {
+        let db = connect("sqlite::memory:").await.unwrap();
+        let mut s = db.session().await.unwrap();
+        let row: Vec<(String, i64, Option<String>)> = s
+            .fetch(
+                "SELECT $3 AS a, $1 AS b, $2 AS c, $1 + 1 AS d",
+                &[40.into(), Arg::Text(None), "x".into()],
+                |r| Ok((get(r, "a")?, get::<i64>(r, "d")?, get(r, "c")?)),
+            )
+            .await
+            .unwrap();
+        assert_eq!(row, [("x".to_owned(), 41, None)]);
+    }
+
+    #[tokio::test]
+    async fn direct_errors_are_database_errors_with_their_kind() {
+        let db = connect("sqlite::memory:").await.unwrap();
+        let mut s = db.session().await.unwrap();
+        let insert = "INSERT INTO ledger_meta (key, value) VALUES ($1, $2)";
+        s.execute(insert, &["k".into(), 1.into()]).await.unwrap();
+        let e = s
+            .execute(insert, &["k".into(), 2.into()])
+            .await
+            .unwrap_err();
+        let sqlx::Error::Database(d) = e else {
+            panic!("not a database error: {e:?}")
+        };
+        assert_eq!(d.kind(), sqlx::error::ErrorKind::UniqueViolation);
+        assert!(d.message().contains("UNIQUE"), "{}", d.message());
+        let e = s
+            .execute(insert, &["n".into(), Arg::Int(None)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, sqlx::Error::Database(ref d) if d.kind() == sqlx::error::ErrorKind::NotNullViolation),
+            "{e:?}"
+        );
     }
 }

@@ -9,14 +9,11 @@
 
 use std::collections::HashMap;
 
+use crate::db::{get, Arg, Cells, Db};
 use dpas_protocol::limits::MAX_MESSAGES;
 use dpas_protocol::{ContentPart, MessageContent, Role, Usage, WireModelMessage};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
-use sqlx::any::AnyRow;
-use sqlx::Row;
-
-use crate::db::Db;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -186,12 +183,12 @@ impl SqlThreadStore {
     }
 }
 
-fn count(row: &AnyRow, column: &str) -> Result<Option<u64>, ThreadError> {
-    let v: Option<i64> = row.try_get(column)?;
+fn count(row: &dyn Cells, column: &str) -> Result<Option<u64>, sqlx::Error> {
+    let v: Option<i64> = get(row, column)?;
     Ok(v.map(|n| u64::try_from(n).unwrap_or(0)))
 }
 
-fn meta_from(row: &AnyRow) -> Result<ThreadMeta, ThreadError> {
+fn meta_from(row: &dyn Cells) -> Result<ThreadMeta, sqlx::Error> {
     let usage = match count(row, "input_tokens")? {
         None => None,
         Some(input_tokens) => Some(Usage {
@@ -205,11 +202,11 @@ fn meta_from(row: &AnyRow) -> Result<ThreadMeta, ThreadError> {
         }),
     };
     Ok(ThreadMeta {
-        id: row.try_get("id")?,
-        resource_id: row.try_get("owner")?,
-        title: row.try_get("title")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
+        id: get(row, "id")?,
+        resource_id: get(row, "owner")?,
+        title: get(row, "title")?,
+        created_at: get(row, "created_at")?,
+        updated_at: get(row, "updated_at")?,
         usage,
     })
 }
@@ -262,7 +259,7 @@ impl SqlThreadStore {
         id: &str,
         append: ThreadAppend<'_>,
     ) -> Result<(), ThreadError> {
-        let mut tx = self.db.begin().await?;
+        let mut tx = self.db.transaction().await?;
 
         // Which posted results answer calls this thread holds unanswered (indexed, L4). The
         // rows stay locked, so a racing step answering the same call sees it answered.
@@ -285,11 +282,9 @@ impl SqlThreadStore {
                 list.join(", "),
                 self.db.for_update()
             );
-            let mut query = sqlx::query_scalar(&sql).bind(owner).bind(id);
-            for call in &posted {
-                query = query.bind(*call);
-            }
-            query.fetch_all(&mut *tx).await?
+            let mut args = vec![Arg::from(owner), Arg::from(id)];
+            args.extend(posted.iter().map(|c| Arg::from(*c)));
+            tx.fetch(&sql, &args, |r| get(r, "tool_call_id")).await?
         };
 
         let mut bodies: Vec<String> = Vec::new();
@@ -327,24 +322,37 @@ impl SqlThreadStore {
             .map_err(storage)?;
         let added_bytes: usize = bodies.iter().map(String::len).sum();
         let usage = append.usage;
-        let row = sqlx::query(UPSERT_HEAD)
-            .bind(owner)
-            .bind(id)
-            .bind(title_of(append.messages.iter().copied()))
-            .bind(&now)
-            .bind(i64::try_from(bodies.len()).map_err(storage)?)
-            .bind(i64::try_from(added_bytes).map_err(storage)?)
-            .bind(token(usage.map(|u| u.input_tokens)))
-            .bind(token(usage.map(|u| u.output_tokens)))
-            .bind(token(usage.map(|u| u.total_tokens)))
-            .bind(token(usage.map(|u| u.reported_steps)))
-            .bind(token(usage.and_then(|u| u.cached_input_tokens)))
-            .bind(token(usage.and_then(|u| u.reasoning_tokens)))
-            .bind(token(usage.and_then(|u| u.cache_write_input_tokens)))
-            .fetch_one(&mut *tx)
+        let title = title_of(append.messages.iter().copied());
+        let head = tx
+            .fetch(
+                UPSERT_HEAD,
+                &[
+                    owner.into(),
+                    id.into(),
+                    title.as_str().into(),
+                    now.as_str().into(),
+                    i64::try_from(bodies.len()).map_err(storage)?.into(),
+                    i64::try_from(added_bytes).map_err(storage)?.into(),
+                    token(usage.map(|u| u.input_tokens)).into(),
+                    token(usage.map(|u| u.output_tokens)).into(),
+                    token(usage.map(|u| u.total_tokens)).into(),
+                    token(usage.map(|u| u.reported_steps)).into(),
+                    token(usage.and_then(|u| u.cached_input_tokens)).into(),
+                    token(usage.and_then(|u| u.reasoning_tokens)).into(),
+                    token(usage.and_then(|u| u.cache_write_input_tokens)).into(),
+                ],
+                |r| {
+                    Ok((
+                        get::<i64>(r, "message_count")?,
+                        get::<i64>(r, "byte_count")?,
+                    ))
+                },
+            )
             .await?;
-        let total: i64 = row.try_get("message_count")?;
-        let total_bytes: i64 = row.try_get("byte_count")?;
+        let (total, total_bytes) = head
+            .first()
+            .copied()
+            .ok_or_else(|| storage("the thread's head row was not written"))?;
         let over = |n: i64, cap: usize| usize::try_from(n).map_or(true, |n| n > cap);
         if over(total, self.caps.messages) || over(total_bytes, self.caps.bytes) {
             // Dropping the transaction rolls it back: the thread stays as it was.
@@ -357,11 +365,16 @@ impl SqlThreadStore {
                 "INSERT INTO conversation_messages (owner, conversation, seq, body) VALUES {}",
                 Db::values_list(1, bodies.len(), 4)
             );
-            let mut insert = sqlx::query(&sql);
+            let mut args = Vec::with_capacity(bodies.len() * 4);
             for (body, seq) in bodies.iter().zip(first_seq..) {
-                insert = insert.bind(owner).bind(id).bind(seq).bind(body.as_str());
+                args.extend([
+                    Arg::from(owner),
+                    id.into(),
+                    seq.into(),
+                    body.as_str().into(),
+                ]);
             }
-            insert.execute(&mut *tx).await?;
+            tx.execute(&sql, &args).await?;
         }
 
         let mut calls = call_ids(append.messages.iter().copied());
@@ -376,40 +389,44 @@ impl SqlThreadStore {
                  THEN excluded.answered ELSE conversation_tool_calls.answered END",
                 Db::values_list(1, calls.len(), 4)
             );
-            let mut upsert = sqlx::query(&sql);
+            let mut args = Vec::with_capacity(calls.len() * 4);
             for (call, done) in &calls {
-                upsert = upsert
-                    .bind(owner)
-                    .bind(id)
-                    .bind(*call)
-                    .bind(i64::from(*done));
+                args.extend([
+                    Arg::from(owner),
+                    id.into(),
+                    (*call).into(),
+                    i64::from(*done).into(),
+                ]);
             }
-            upsert.execute(&mut *tx).await?;
+            tx.execute(&sql, &args).await?;
         }
 
         // Only a thread that had no messages can be new: the others need no trim (one
         // statement less on a continuing conversation's step).
         if total == i64::try_from(bodies.len()).map_err(storage)? {
-            sqlx::query(TRIM_OWNER)
-                .bind(owner)
-                .bind(MAX_THREADS_PER_OWNER - 1)
-                .execute(&mut *tx)
-                .await?;
+            tx.execute(
+                TRIM_OWNER,
+                &[owner.into(), (MAX_THREADS_PER_OWNER - 1).into()],
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(())
     }
 
     async fn bodies(&self, owner: &str, id: &str) -> Result<Option<Vec<String>>, ThreadError> {
-        let rows: Vec<Option<String>> = sqlx::query_scalar(
-            "SELECT m.body FROM conversations AS c LEFT JOIN conversation_messages AS m \
-             ON m.owner = c.owner AND m.conversation = c.id \
-             WHERE c.owner = $1 AND c.id = $2 ORDER BY m.seq",
-        )
-        .bind(owner)
-        .bind(id)
-        .fetch_all(&*self.db)
-        .await?;
+        let rows: Vec<Option<String>> = self
+            .db
+            .session()
+            .await?
+            .fetch(
+                "SELECT m.body FROM conversations AS c LEFT JOIN conversation_messages AS m \
+                 ON m.owner = c.owner AND m.conversation = c.id \
+                 WHERE c.owner = $1 AND c.id = $2 ORDER BY m.seq",
+                &[owner.into(), id.into()],
+                |r| get(r, "body"),
+            )
+            .await?;
         if rows.is_empty() {
             return Ok(None);
         }
@@ -420,13 +437,11 @@ impl SqlThreadStore {
 impl ThreadStore for SqlThreadStore {
     fn list<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, Result<Vec<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
-            let rows = sqlx::query(&format!(
+            let sql = format!(
                 "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 ORDER BY recency DESC"
-            ))
-            .bind(owner)
-            .fetch_all(&*self.db)
-            .await?;
-            rows.iter().map(meta_from).collect()
+            );
+            let mut session = self.db.session().await?;
+            Ok(session.fetch(&sql, &[owner.into()], meta_from).await?)
         })
     }
 
@@ -436,14 +451,13 @@ impl ThreadStore for SqlThreadStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ThreadMeta>, ThreadError>> {
         Box::pin(async move {
-            let row = sqlx::query(&format!(
-                "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 AND id = $2"
-            ))
-            .bind(owner)
-            .bind(id)
-            .fetch_optional(&*self.db)
-            .await?;
-            row.as_ref().map(meta_from).transpose()
+            let sql =
+                format!("SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 AND id = $2");
+            let mut session = self.db.session().await?;
+            let rows = session
+                .fetch(&sql, &[owner.into(), id.into()], meta_from)
+                .await?;
+            Ok(rows.into_iter().next())
         })
     }
 
@@ -502,12 +516,14 @@ impl ThreadStore for SqlThreadStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, ThreadError>> {
         Box::pin(async move {
-            let done = sqlx::query("DELETE FROM conversations WHERE owner = $1 AND id = $2")
-                .bind(owner)
-                .bind(id)
-                .execute(&*self.db)
+            let mut session = self.db.session().await?;
+            let done = session
+                .execute(
+                    "DELETE FROM conversations WHERE owner = $1 AND id = $2",
+                    &[owner.into(), id.into()],
+                )
                 .await?;
-            Ok(done.rows_affected() > 0)
+            Ok(done > 0)
         })
     }
 }

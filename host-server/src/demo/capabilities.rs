@@ -271,6 +271,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .tags(["invoices"])
         .expose(EVERYWHERE)
         .target_state(invoice_target(ledger))
+        .receipt_detail(super::http::receipt_parts)
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {
@@ -286,6 +287,7 @@ pub fn capabilities(ledger: &Ledger) -> Vec<Result<Capability, RegistryError>> {
         .tags(["invoices"])
         .expose(EVERYWHERE)
         .target_state(invoice_target(ledger))
+        .receipt_detail(super::http::receipt_parts)
         .handler(move |_ctx, i: InvoiceIdInput| {
             let l = l.clone();
             async move {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::{FromRow, Row};
+use sqlx::Row;
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
-use crate::db::{Db, LockKey};
+use crate::db::{get, Cells, Db, LockKey};
 use crate::runtime::HandlerError;
 
 /// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
@@ -209,9 +209,15 @@ fn sql_err(e: sqlx::Error) -> HandlerError {
 /// integers, floats, text and blobs (`AnyTypeInfoKind`), no date or time type.
 macro_rules! from_any_row {
     ($ty:ident { $($field:ident),+ $(,)? }) => {
+        impl $ty {
+            /// The row's columns of the same names, on either backend's rows.
+            fn from_cells(row: &dyn Cells) -> Result<Self, sqlx::Error> {
+                Ok(Self { $($field: get(row, stringify!($field))?),+ })
+            }
+        }
         impl<'r> sqlx::FromRow<'r, AnyRow> for $ty {
             fn from_row(row: &'r AnyRow) -> Result<Self, sqlx::Error> {
-                Ok(Self { $($field: row.try_get(stringify!($field))?),+ })
+                Self::from_cells(row)
             }
         }
     };
@@ -419,36 +425,32 @@ impl Ledger {
     }
 
     /// Every invoice as a row, due date descending, ties in storage (id) order. One
-    /// statement: every statement is a round trip to the database driver's worker (and a
-    /// connection check-out and check-in), which cost more than the rows themselves.
+    /// statement on a [`Db::session`] (a step runs it: on SQLite it runs inline).
     pub async fn rows(&self) -> Result<Vec<InvoiceRow>, HandlerError> {
         let today = self.today();
-        let rows = sqlx::query(ROW_QUERY)
-            .fetch_all(&*self.db)
-            .await
-            .map_err(sql_err)?;
-        rows.iter()
-            .map(|r| {
-                let invoice = Invoice::from_row(r)?;
+        let mut session = self.db.session().await.map_err(sql_err)?;
+        session
+            .fetch(ROW_QUERY, &[], |r| {
+                let invoice = Invoice::from_cells(r)?;
                 let days_overdue = if invoice.status == "sent" {
                     days_between(&invoice.due_date, today).max(0)
                 } else {
                     0
                 };
-                let chased: Option<i64> = r.try_get("invoice_id")?;
+                let chased: Option<i64> = get(r, "invoice_id")?;
                 Ok(InvoiceRow {
-                    client_name: r
-                        .try_get::<Option<String>, _>("client_name")?
+                    client_name: get::<Option<String>>(r, "client_name")?
                         .unwrap_or_else(|| "Unknown client".to_owned()),
-                    segment: r
-                        .try_get::<Option<String>, _>("client_segment")?
+                    segment: get::<Option<String>>(r, "client_segment")?
                         .unwrap_or_else(|| "Mid-market".to_owned()),
                     days_overdue,
-                    collection: chased.map(|_| CollectionStatus::from_row(r)).transpose()?,
+                    collection: chased
+                        .map(|_| CollectionStatus::from_cells(r))
+                        .transpose()?,
                     invoice,
                 })
             })
-            .collect::<Result<_, sqlx::Error>>()
+            .await
             .map_err(sql_err)
     }
 

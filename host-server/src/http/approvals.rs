@@ -10,6 +10,7 @@ use super::{body, ApiError};
 use crate::app::AppState;
 use crate::runtime::{
     Actor, ApprovalRecord, ApprovalStatus, CallSurface, CapabilityErrorCode, Correlation, Envelope,
+    Registry,
 };
 use crate::threads::ThreadAppend;
 
@@ -105,11 +106,14 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (<detail>)`: the demo's wording for its gated writes
-/// (`demo::http::receipt_parts`), `id <id>` for an embedder's capabilities; the bare id when
-/// the input has no detail.
-pub(crate) fn receipt_subject(r: &ApprovalRecord) -> String {
-    let parts = crate::demo::http::receipt_parts(&r.capability_id, &r.input).unwrap_or_else(|| {
+/// `<capability id> (<detail>)`: the capability's own wording
+/// ([`crate::runtime::Capability::receipt_detail`], the demo's `invoice <id>` and euro
+/// amount), else `id <id>`; the bare id when the input has no detail.
+pub(crate) fn receipt_subject(registry: &Registry, r: &ApprovalRecord) -> String {
+    let worded = registry
+        .get(&r.capability_id)
+        .and_then(|c| c.receipt_detail(&r.input));
+    let parts = worded.unwrap_or_else(|| {
         r.input
             .get("id")
             .and_then(Value::as_i64)
@@ -176,7 +180,7 @@ pub(super) async fn decide_approval(
         conversation_id: body.thread_id.clone(),
         ..Correlation::default()
     };
-    let what = receipt_subject(&record);
+    let what = receipt_subject(state.runtime.registry(), &record);
     let thread = body.thread_id.as_deref();
     let decided = state
         .runtime

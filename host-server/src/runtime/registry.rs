@@ -44,6 +44,8 @@ type ErasedHandler = Arc<
 type Normalizer = Arc<dyn Fn(&Value) -> Result<Value, String> + Send + Sync>;
 /// Rewrites a successful output for model surfaces (aiSdk, mcp) only.
 pub type ModelOutputFn = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+/// The details an approval receipt names the call by (`invoice 5`, `€12,346`).
+pub type ReceiptDetailFn = Arc<dyn Fn(&Value) -> Vec<String> + Send + Sync>;
 /// Reads the current state of what a call with this (validated) input would act on.
 pub type TargetReader =
     Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync>;
@@ -57,6 +59,7 @@ pub struct Capability {
     pub(crate) model_output: Option<ModelOutputFn>,
     pub(crate) policies: Vec<Arc<dyn Policy>>,
     target: Option<TargetReader>,
+    receipt_detail: Option<ReceiptDetailFn>,
 }
 
 impl std::fmt::Debug for Capability {
@@ -82,7 +85,14 @@ impl Capability {
             model_output: None,
             policies: Vec::new(),
             target: None,
+            receipt_detail: None,
         }
+    }
+
+    /// The details an approval receipt names a call with `input` by; `None` when the
+    /// capability words none (the receipt then says `id <id>` when the input has one).
+    pub fn receipt_detail(&self, input: &Value) -> Option<Vec<String>> {
+        self.receipt_detail.as_ref().map(|f| f(input))
     }
 
     /// Whether the capability declares how to read its target's current state.
@@ -142,6 +152,7 @@ pub struct CapabilityBuilder {
     model_output: Option<ModelOutputFn>,
     policies: Vec<Arc<dyn Policy>>,
     target: Option<TargetReader>,
+    receipt_detail: Option<ReceiptDetailFn>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -224,6 +235,15 @@ impl CapabilityBuilder {
         Fut: Future<Output = Result<Value, HandlerError>> + Send + 'static,
     {
         self.target = Some(Arc::new(move |input| Box::pin(f(input))));
+        self
+    }
+    /// How an approval receipt names a call from its input: `issue-invoice (invoice 5,
+    /// €12,346)` rather than `issue-invoice (id 5)`.
+    pub fn receipt_detail(
+        mut self,
+        f: impl Fn(&Value) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.receipt_detail = Some(Arc::new(f));
         self
     }
     /// A capability-scoped policy, evaluated after the runtime-wide ones.
@@ -322,6 +342,7 @@ impl CapabilityBuilder {
             model_output: self.model_output,
             policies: self.policies,
             target: self.target,
+            receipt_detail: self.receipt_detail,
         })
     }
 }

@@ -221,3 +221,58 @@ async fn extra_routes_resolve_the_actor_from_the_session() {
     // Built-in routes still answer next to the extra one.
     assert_eq!(s.get("/api/health", None).await.status, 200);
 }
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct TicketInput {
+    id: i64,
+}
+
+/// A receipt names an embedder's call by the capability's own `receipt_detail`, else by
+/// `id <id>`; the demo's invoice wording is its capabilities' own, not the id's.
+#[actix_web::test]
+async fn approval_receipts_use_the_capabilitys_own_wording() {
+    let gated = |id: &str| {
+        Capability::builder(id)
+            .description("Closes a ticket once the user agrees.")
+            .side_effect(SideEffect::Write)
+            .expose(&[CallSurface::AiSdk])
+            .approval_required(true)
+    };
+    let app = builder().register(move |rt, _pool| {
+        let handler = |_ctx, i: TicketInput| async move { Ok(json!({"closed": i.id})) };
+        rt.capability(gated("close-ticket").handler(handler))
+            .capability(
+                gated("reopen-ticket")
+                    .receipt_detail(|input| vec![format!("ticket #{}", input["id"])])
+                    .handler(handler),
+            )
+    });
+    let s = start_with(app).await;
+    let carla = s.sign_in("controller").await;
+    for (capability, text) in [
+        (
+            "close-ticket",
+            "You approved close-ticket (id 7), and it completed.",
+        ),
+        (
+            "reopen-ticket",
+            "You approved reopen-ticket (ticket #7), and it completed.",
+        ),
+    ] {
+        let approval = s
+            .carla_awaits_approval(CallSurface::AiSdk, capability, json!({"id": 7}))
+            .await;
+        let decided = s
+            .post(
+                &format!("/api/approvals/{approval}"),
+                Some(&carla),
+                json!({"approved": true}),
+            )
+            .await;
+        assert_eq!(
+            decided.body["receipt"],
+            json!({"text": text, "ok": true}),
+            "{capability}"
+        );
+    }
+}
