@@ -32,6 +32,7 @@ pub mod projection;
 pub mod registry;
 pub mod schema;
 pub mod settle;
+mod shared;
 pub mod turn;
 mod vec_map;
 

@@ -166,7 +166,8 @@ pub struct TurnOutcome {
     pub error: Option<ErrorBody>,
 }
 
-fn body(error: HostError) -> ErrorBody {
+/// A host error as a turn's `error`.
+pub(crate) fn body(error: HostError) -> ErrorBody {
     ErrorBody {
         code: error.code.as_str().to_owned(),
         message: error.message,
