@@ -13,8 +13,9 @@ use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError}
 use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
+use crate::shared::LocalShared;
 use dpas_protocol::json::object;
-use futures_util::future::{self, Either, LocalBoxFuture, Shared};
+use futures_util::future::{self, Either, LocalBoxFuture};
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
@@ -42,7 +43,7 @@ pub struct InvokeRequest {
     pub cancel: Option<CancelToken>,
 }
 
-type SharedResult = Shared<LocalBoxFuture<'static, InvocationResult>>;
+type SharedResult = LocalShared<InvocationResult>;
 
 pub(crate) enum DedupeState {
     InFlight(SharedResult),
@@ -142,9 +143,7 @@ impl Surface {
         }
         let surface = self.clone();
         let id = invocation_id.clone();
-        let shared = async move { surface.run(id, request).await }
-            .boxed_local()
-            .shared();
+        let shared = LocalShared::new(async move { surface.run(id, request).await }.boxed_local());
         state.invocations.insert(
             invocation_id.clone(),
             DedupeEntry {
