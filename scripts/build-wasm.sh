@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the @dpas/host npm package into host-wasm/pkg/:
 #   cargo release build for wasm32 (the root [profile.release]: opt-level z, LTO, one codegen
-#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Os (npm
-#   `binaryen`, host-wasm/tools) → the hand-written package.json and README from host-wasm/npm/.
+#   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Oz with
+#   the flags explained below (npm `binaryen`, host-wasm/tools) → the hand-written package.json
+#   and README from host-wasm/npm/.
 # Prints raw and gzip sizes and fails when .wasm + JS glue exceed the gzip budget.
 #
 # Why `--target web`: it is a plain ES module whose default export `init()` loads the .wasm
