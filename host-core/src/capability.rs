@@ -12,32 +12,22 @@ use std::rc::Rc;
 
 use crate::envelope::SurfaceError;
 
-/// What a capability does to the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Effect {
-    Read,
-    LocalState,
-    Navigation,
-    ServerQuery,
-    ServerMutation,
-    ExternalSideEffect,
-    Destructive,
+dpas_protocol::wire_enum! {
+    /// What a capability does to the world.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Effect {
+        Read = "read",
+        LocalState = "local-state",
+        Navigation = "navigation",
+        ServerQuery = "server-query",
+        ServerMutation = "server-mutation",
+        ExternalSideEffect = "external-side-effect",
+        Destructive = "destructive",
+    }
 }
 
 impl Effect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::LocalState => "local-state",
-            Self::Navigation => "navigation",
-            Self::ServerQuery => "server-query",
-            Self::ServerMutation => "server-mutation",
-            Self::ExternalSideEffect => "external-side-effect",
-            Self::Destructive => "destructive",
-        }
-    }
-
     /// Effects a view action may declare.
     pub fn is_view_action_effect(self) -> bool {
         matches!(self, Self::LocalState | Self::Navigation)
@@ -426,5 +416,15 @@ mod tests {
             serde_json::to_value(Effect::LocalState).unwrap(),
             "local-state"
         );
+    }
+
+    #[test]
+    fn effects_are_their_serde_spelling() {
+        for effect in Effect::ALL {
+            assert_eq!(serde_json::to_value(effect).unwrap(), effect.as_str());
+            assert_eq!(Effect::parse(effect.as_str()), Some(effect));
+        }
+        assert_eq!(Effect::ALL.len(), 7);
+        assert_eq!(Effect::parse("external"), None);
     }
 }

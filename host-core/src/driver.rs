@@ -8,19 +8,16 @@ use crate::conversation::Conversation;
 use crate::registry::Surface;
 use crate::settle::{Clock, SettlePolicy, TaskYield};
 use crate::turn::{
-    run_turn, AbortSignal, Transport, TurnEnv, TurnEvent, TurnObserver, TurnOptions, TurnOutcome,
-    TurnStatus, TurnUi,
+    body, run_turn, AbortSignal, Transport, TurnEnv, TurnEvent, TurnObserver, TurnOptions,
+    TurnOutcome, TurnStatus, TurnUi,
 };
 use dpas_protocol::frame::{decode_messages, decode_usage};
 use dpas_protocol::tool::CatalogMode;
-use dpas_protocol::{ErrorBody, Frame, RouteFloors, Usage};
+use dpas_protocol::{Frame, HostError, HostErrorCode, RouteFloors, Usage};
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
-
-/// The code `send` answers while a turn of the same conversation is running.
-pub const TURN_IN_PROGRESS: &str = "TURN_IN_PROGRESS";
 
 /// A stored thread as read: its model messages (`Err`: the HTTP status, 0 when unreachable),
 /// and its summed usage when that can be read.
@@ -83,10 +80,7 @@ fn busy(history: Vec<dpas_protocol::WireModelMessage>) -> TurnOutcome {
         status: TurnStatus::Error,
         messages: history,
         usage: None,
-        error: Some(ErrorBody {
-            code: TURN_IN_PROGRESS.into(),
-            message: "A turn is already running in this conversation.".into(),
-        }),
+        error: Some(body(HostError::of(HostErrorCode::TurnInProgress))),
     }
 }
 

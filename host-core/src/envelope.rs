@@ -8,26 +8,28 @@ use dpas_protocol::json::object;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The agent-facing capability error codes (a closed enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    CapabilityNotFound,
-    CapabilityNotAvailable,
-    AmbiguousInstance,
-    ComponentUnmounted,
-    StaleCapability,
-    InvocationConflict,
-    InvalidInput,
-    NotAuthenticated,
-    NotAuthorized,
-    PreconditionFailed,
-    ConfirmationRequired,
-    ConfirmationInvalid,
-    RateLimited,
-    Timeout,
-    Cancelled,
-    ExecutionFailed,
+dpas_protocol::wire_enum! {
+    /// The agent-facing capability error codes (a closed enum).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ErrorCode {
+        CapabilityNotFound = "CAPABILITY_NOT_FOUND",
+        CapabilityNotAvailable = "CAPABILITY_NOT_AVAILABLE",
+        AmbiguousInstance = "AMBIGUOUS_INSTANCE",
+        ComponentUnmounted = "COMPONENT_UNMOUNTED",
+        StaleCapability = "STALE_CAPABILITY",
+        InvocationConflict = "INVOCATION_CONFLICT",
+        InvalidInput = "INVALID_INPUT",
+        NotAuthenticated = "NOT_AUTHENTICATED",
+        NotAuthorized = "NOT_AUTHORIZED",
+        PreconditionFailed = "PRECONDITION_FAILED",
+        ConfirmationRequired = "CONFIRMATION_REQUIRED",
+        ConfirmationInvalid = "CONFIRMATION_INVALID",
+        RateLimited = "RATE_LIMITED",
+        Timeout = "TIMEOUT",
+        Cancelled = "CANCELLED",
+        ExecutionFailed = "EXECUTION_FAILED",
+    }
 }
 
 impl ErrorCode {
@@ -38,65 +40,10 @@ impl ErrorCode {
             Self::InvocationConflict | Self::ConfirmationRequired | Self::RateLimited
         )
     }
-
-    /// The code as it appears on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::CapabilityNotFound => "CAPABILITY_NOT_FOUND",
-            Self::CapabilityNotAvailable => "CAPABILITY_NOT_AVAILABLE",
-            Self::AmbiguousInstance => "AMBIGUOUS_INSTANCE",
-            Self::ComponentUnmounted => "COMPONENT_UNMOUNTED",
-            Self::StaleCapability => "STALE_CAPABILITY",
-            Self::InvocationConflict => "INVOCATION_CONFLICT",
-            Self::InvalidInput => "INVALID_INPUT",
-            Self::NotAuthenticated => "NOT_AUTHENTICATED",
-            Self::NotAuthorized => "NOT_AUTHORIZED",
-            Self::PreconditionFailed => "PRECONDITION_FAILED",
-            Self::ConfirmationRequired => "CONFIRMATION_REQUIRED",
-            Self::ConfirmationInvalid => "CONFIRMATION_INVALID",
-            Self::RateLimited => "RATE_LIMITED",
-            Self::Timeout => "TIMEOUT",
-            Self::Cancelled => "CANCELLED",
-            Self::ExecutionFailed => "EXECUTION_FAILED",
-        }
-    }
 }
 
-/// The retry vocabulary of capability errors (a superset of `dpas_protocol::Retry`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Retry {
-    No,
-    Yes,
-    AfterRefresh,
-    AfterDelay,
-    WithConfirmation,
-    WithChanges,
-}
-
-impl Retry {
-    /// The wire spelling (`no`, `yes`, `after-refresh`, …).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::No => "no",
-            Self::Yes => "yes",
-            Self::AfterRefresh => "after-refresh",
-            Self::AfterDelay => "after-delay",
-            Self::WithConfirmation => "with-confirmation",
-            Self::WithChanges => "with-changes",
-        }
-    }
-}
-
-impl From<dpas_protocol::Retry> for Retry {
-    fn from(value: dpas_protocol::Retry) -> Self {
-        match value {
-            dpas_protocol::Retry::Yes => Self::Yes,
-            dpas_protocol::Retry::No => Self::No,
-            dpas_protocol::Retry::AfterRefresh => Self::AfterRefresh,
-        }
-    }
-}
+/// The retry vocabulary of capability errors: the protocol's one table of six.
+pub use dpas_protocol::Retry;
 
 /// Longest agent-facing message.
 pub const MAX_MESSAGE_CHARS: usize = 300;
@@ -149,6 +96,53 @@ impl SurfaceError {
             Retry::AfterRefresh,
             format!("{capability_id} is not on the current surface. Refresh the catalog before calling it."),
         )
+    }
+
+    /// The component that owned the capability is no longer mounted.
+    pub fn unmounted(capability_id: &str) -> Self {
+        Self::new(
+            ErrorCode::ComponentUnmounted,
+            Retry::AfterRefresh,
+            format!("The component that owned {capability_id} is no longer mounted. Refresh the catalog before calling it."),
+        )
+        .with_details(object([("phase", "resolve".into())]))
+    }
+
+    /// Re-registered since the catalog was taken (`replaced`: by a registration that replaced
+    /// the catalog's; otherwise the surface reloaded); `live_id` is the registration now.
+    pub fn re_registered(capability_id: &str, replaced: bool, live_id: &str) -> Self {
+        Self::new(
+            ErrorCode::StaleCapability,
+            Retry::AfterRefresh,
+            format!("{capability_id} was re-registered since the catalog was taken. Refresh the catalog and call it again."),
+        )
+        .with_details(object([
+            (
+                "reason",
+                if replaced { "registration-replaced" } else { "surface-reloaded" }.into(),
+            ),
+            ("liveRegistrationId", live_id.into()),
+        ]))
+    }
+
+    /// Mounted more than once and no instance named: `instances` lists them.
+    pub fn ambiguous(capability_id: &str, instances: Vec<Value>) -> Self {
+        Self::new(
+            ErrorCode::AmbiguousInstance,
+            Retry::WithChanges,
+            format!("{capability_id} is mounted more than once. Call it again with one of the listed instanceIds."),
+        )
+        .with_details(object([("instances", instances.into())]))
+    }
+
+    /// A guarded procedure offered on a surface version that is no longer current.
+    pub fn screen_changed(capability_id: &str) -> Self {
+        Self::new(
+            ErrorCode::StaleCapability,
+            Retry::AfterRefresh,
+            format!("The screen changed since {capability_id} was offered. Refresh the catalog and call it again."),
+        )
+        .with_details(object([("reason", "surface-version-mismatch".into())]))
     }
 
     /// Registered but unavailable in the current view state.
@@ -312,49 +306,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn retry_spelling_is_its_serde_spelling() {
-        use Retry::*;
-        for retry in [
-            No,
-            Yes,
-            AfterRefresh,
-            AfterDelay,
-            WithConfirmation,
-            WithChanges,
-        ] {
-            assert_eq!(serde_json::to_value(retry).unwrap(), retry.as_str());
+    fn error_codes_are_their_serde_spelling() {
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
         }
-    }
-
-    #[test]
-    fn retry_vocabulary_is_kebab_case() {
-        let all = [
-            Retry::No,
-            Retry::Yes,
-            Retry::AfterRefresh,
-            Retry::AfterDelay,
-            Retry::WithConfirmation,
-            Retry::WithChanges,
-        ];
-        let words: Vec<Value> = all
-            .iter()
-            .map(|r| serde_json::to_value(r).unwrap())
-            .collect();
-        assert_eq!(
-            words,
-            [
-                "no",
-                "yes",
-                "after-refresh",
-                "after-delay",
-                "with-confirmation",
-                "with-changes"
-            ]
-        );
-        assert_eq!(
-            Retry::from(dpas_protocol::Retry::AfterRefresh),
-            Retry::AfterRefresh
-        );
+        assert_eq!(ErrorCode::ALL.len(), 16);
+        assert_eq!(ErrorCode::StaleCapability.as_str(), "STALE_CAPABILITY");
+        assert_eq!(ErrorCode::parse("stale_capability"), None);
     }
 
     #[test]

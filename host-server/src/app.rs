@@ -19,6 +19,8 @@ use crate::threads::{SqlThreadStore, ThreadCaps, ThreadStore};
 pub struct AppState {
     pub config: Arc<ServerConfig>,
     pub runtime: Arc<Runtime>,
+    /// The chat steps' domain catalogs, composed once per actor and scope for `runtime`.
+    pub catalogs: Arc<crate::chat::compose::DomainCatalogs>,
     pub threads: Arc<dyn ThreadStore>,
     pub sessions: SessionKeys,
     /// Where a request's identity comes from (`--auth`).
@@ -217,6 +219,7 @@ impl AppBuilder {
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),
             runtime: Arc::new(runtime),
+            catalogs: Arc::default(),
             threads,
             sessions,
             auth,

@@ -11,6 +11,7 @@ pub mod db;
 pub mod demo;
 pub mod http;
 pub mod lifecycle;
+pub mod logs;
 pub mod mcp;
 pub mod otlp;
 pub mod runtime;

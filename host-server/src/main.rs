@@ -10,7 +10,6 @@ use host_server::config::{Cli, SessionSecret};
 use host_server::{http, lifecycle, AppBuilder, ServerConfig};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Layer as _};
 
 fn main() -> ExitCode {
     // Trace export is read from the standard OTEL_* variables; a bad one stops the start.
@@ -29,11 +28,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let logs = tracing_subscriber::fmt::layer()
-        // Logs go to stderr so stdout carries only the startup line.
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")));
+    let logs = host_server::logs::layer(std::env::var("RUST_LOG").ok().as_deref());
     tracing_subscriber::registry()
         .with(logs)
         .with(provider.as_ref().map(host_server::otlp::layer))

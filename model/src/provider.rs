@@ -1,6 +1,7 @@
 //! The `ModelProvider` trait and the events it yields.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use dpas_protocol::{UsageReport, WireModelMessage};
 use futures_util::future::BoxFuture;
@@ -13,8 +14,8 @@ use serde_json::{Map, Value};
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// A JSON Schema object.
-    pub input_schema: Value,
+    /// A JSON Schema object, shared: a host offers the same schemas on every step.
+    pub input_schema: Arc<Value>,
 }
 
 /// Everything one model step needs. `messages` is the whole history, the capability-state
@@ -26,8 +27,9 @@ pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<WireModelMessage>,
     /// Stable order: the tool block is byte-identical across steps whose only change is
-    /// availability, so a vendor's prompt cache keeps it.
-    pub tools: Vec<ToolSpec>,
+    /// availability, so a vendor's prompt cache keeps it. Shared by the model steps of one
+    /// step-request, which offer the same tools.
+    pub tools: Arc<[ToolSpec]>,
 }
 
 /// A complete tool call. `input` is the parsed arguments object (`{}` when the model sent

@@ -449,7 +449,7 @@ mod tests {
                 .map(|n| ToolSpec {
                     name: (*n).into(),
                     description: String::new(),
-                    input_schema: json!({}),
+                    input_schema: std::sync::Arc::new(json!({})),
                 })
                 .collect(),
         }

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use dpas_model::vendor::anthropic::{self, RequestOptions};
 use dpas_model::vendor::openai;
@@ -33,12 +35,12 @@ fn trace_tools(name: &str) -> Vec<ToolSpec> {
         .map(|t| ToolSpec {
             name: t["wireName"].as_str().expect("name").to_owned(),
             description: t["description"].as_str().unwrap_or("").to_owned(),
-            input_schema: t["inputSchema"].clone(),
+            input_schema: Arc::new(t["inputSchema"].clone()),
         })
         .chain([ToolSpec {
             name: "domain_collections-aging".into(),
             description: "[domain · read] The ageing ladder.".into(),
-            input_schema: json!({"type": "object", "properties": {}}),
+            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
         }])
         .collect()
 }
@@ -48,7 +50,7 @@ fn request(messages: Vec<WireModelMessage>, tools: Vec<ToolSpec>) -> ModelReques
         model: String::new(),
         system: SYSTEM.into(),
         messages,
-        tools,
+        tools: tools.into(),
     }
 }
 
@@ -315,7 +317,7 @@ fn meta_tools() -> Vec<ToolSpec> {
         .map(|d| ToolSpec {
             name: d.wire_name,
             description: d.description,
-            input_schema: Value::Object(d.input_schema),
+            input_schema: Arc::new(Value::Object(d.input_schema)),
         })
         .collect()
 }

@@ -2,184 +2,64 @@
 //! (reference-behaviour K3, plus `UNAUTHENTICATED`, `REQUEST_TOO_LARGE` and the hardening
 //! codes `REQUEST_TIMEOUT`, `RATE_LIMITED`, `UNSUPPORTED_MEDIA_TYPE`, `ORIGIN_REFUSED`,
 //! `FORBIDDEN` and `APPROVAL_STALE`, and the identity codes `TOKEN_*` and `PROXY_UNTRUSTED`
-//! of the server's `--auth jwt|proxy-header`), and the tool-result error payloads both halves must write with the same words.
+//! of the server's `--auth jwt|proxy-header`, and the browser's `TURN_IN_PROGRESS`), the retry
+//! vocabulary, and the tool-result error payloads both halves must write with the same words.
 
 use crate::json::error_object;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Transport and runtime conditions of the host (distinct from capability errors).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum HostErrorCode {
-    ProtocolVersionMismatch,
-    ProtocolDecodeError,
-    CatalogTooLarge,
-    CatalogCollision,
-    ModelNotConfigured,
-    Unauthenticated,
-    RequestTooLarge,
-    ModelTimeout,
-    ModelError,
-    RunLimitExceeded,
-    TransportFailed,
-    RequestTimeout,
-    RateLimited,
-    UnsupportedMediaType,
-    OriginRefused,
-    Forbidden,
-    ApprovalStale,
-    TokenMissing,
-    TokenInvalid,
-    TokenExpired,
-    TokenNotYetValid,
-    TokenAudience,
-    TokenIssuer,
-    TokenClaims,
-    ProxyUntrusted,
-}
-
-impl HostErrorCode {
-    /// Every code, in table order (used by tests and docs).
-    pub const ALL: [HostErrorCode; 25] = [
-        Self::ProtocolVersionMismatch,
-        Self::ProtocolDecodeError,
-        Self::CatalogTooLarge,
-        Self::CatalogCollision,
-        Self::ModelNotConfigured,
-        Self::Unauthenticated,
-        Self::RequestTooLarge,
-        Self::ModelTimeout,
-        Self::ModelError,
-        Self::RunLimitExceeded,
-        Self::TransportFailed,
-        Self::RequestTimeout,
-        Self::RateLimited,
-        Self::UnsupportedMediaType,
-        Self::OriginRefused,
-        Self::Forbidden,
-        Self::ApprovalStale,
-        Self::TokenMissing,
-        Self::TokenInvalid,
-        Self::TokenExpired,
-        Self::TokenNotYetValid,
-        Self::TokenAudience,
-        Self::TokenIssuer,
-        Self::TokenClaims,
-        Self::ProxyUntrusted,
-    ];
-
-    /// The code as it appears on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::ProtocolVersionMismatch => "PROTOCOL_VERSION_MISMATCH",
-            Self::ProtocolDecodeError => "PROTOCOL_DECODE_ERROR",
-            Self::CatalogTooLarge => "CATALOG_TOO_LARGE",
-            Self::CatalogCollision => "CATALOG_COLLISION",
-            Self::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
-            Self::Unauthenticated => "UNAUTHENTICATED",
-            Self::RequestTooLarge => "REQUEST_TOO_LARGE",
-            Self::ModelTimeout => "MODEL_TIMEOUT",
-            Self::ModelError => "MODEL_ERROR",
-            Self::RunLimitExceeded => "RUN_LIMIT_EXCEEDED",
-            Self::TransportFailed => "TRANSPORT_FAILED",
-            Self::RequestTimeout => "REQUEST_TIMEOUT",
-            Self::RateLimited => "RATE_LIMITED",
-            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            Self::OriginRefused => "ORIGIN_REFUSED",
-            Self::Forbidden => "FORBIDDEN",
-            Self::ApprovalStale => "APPROVAL_STALE",
-            Self::TokenMissing => "TOKEN_MISSING",
-            Self::TokenInvalid => "TOKEN_INVALID",
-            Self::TokenExpired => "TOKEN_EXPIRED",
-            Self::TokenNotYetValid => "TOKEN_NOT_YET_VALID",
-            Self::TokenAudience => "TOKEN_AUDIENCE",
-            Self::TokenIssuer => "TOKEN_ISSUER",
-            Self::TokenClaims => "TOKEN_CLAIMS",
-            Self::ProxyUntrusted => "PROXY_UNTRUSTED",
-        }
-    }
-
-    /// Parses a wire code; `None` for codes this table does not know.
-    pub fn parse(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.as_str() == code)
-    }
-
-    /// HTTP status when the error answers a request; `None` for frame-only codes, which
-    /// travel inside a 200 stream as an `error` frame (or are raised by the browser).
-    pub const fn http_status(self) -> Option<u16> {
-        match self {
-            Self::ProtocolVersionMismatch | Self::CatalogCollision | Self::ApprovalStale => {
-                Some(409)
-            }
-            Self::RequestTimeout => Some(408),
-            Self::RateLimited => Some(429),
-            Self::UnsupportedMediaType => Some(415),
-            Self::OriginRefused | Self::Forbidden => Some(403),
-            Self::ProtocolDecodeError => Some(400),
-            Self::CatalogTooLarge | Self::RequestTooLarge => Some(413),
-            Self::ModelNotConfigured => Some(503),
-            Self::Unauthenticated
-            | Self::TokenMissing
-            | Self::TokenInvalid
-            | Self::TokenExpired
-            | Self::TokenNotYetValid
-            | Self::TokenAudience
-            | Self::TokenIssuer
-            | Self::TokenClaims
-            | Self::ProxyUntrusted => Some(401),
-            Self::ModelTimeout
-            | Self::ModelError
-            | Self::RunLimitExceeded
-            | Self::TransportFailed => None,
-        }
-    }
-
-    /// The message used when the situation supplies no more specific one. Codes whose
-    /// message carries figures (`CATALOG_TOO_LARGE`, `CATALOG_COLLISION`, `MODEL_TIMEOUT`,
-    /// `RUN_LIMIT_EXCEEDED`) have constructors on [`HostError`] that build the exact text.
-    pub const fn default_message(self) -> &'static str {
-        match self {
-            Self::ProtocolVersionMismatch => {
-                "The browser and server speak different host protocol versions. Reload the page."
-            }
-            Self::ProtocolDecodeError => "Malformed chat step request.",
-            Self::CatalogTooLarge => "The catalog is over its size limit.",
-            Self::CatalogCollision => "A capability is exposed through two paths.",
-            Self::ModelNotConfigured => {
-                "No model provider is configured. Set ANTHROPIC_API_KEY or OPENROUTER_API_KEY in .env and restart."
-            }
-            Self::Unauthenticated => "Sign in to continue.",
-            Self::RequestTooLarge => "The request body is larger than this server accepts.",
-            Self::ModelTimeout => "The model produced no output for 45s; the run was stopped.",
-            Self::ModelError => "The model call failed.",
-            Self::RunLimitExceeded => "A run limit was reached; the run was stopped.",
-            Self::TransportFailed => "Could not reach the chat endpoint.",
-            Self::RequestTimeout => "The request did not arrive in time; the connection is closed.",
-            Self::RateLimited => "Too many requests; try again after the time in Retry-After.",
-            Self::UnsupportedMediaType => "Request bodies must be application/json.",
-            Self::OriginRefused => "Requests from this origin are refused.",
-            Self::Forbidden => "Your role may not do this.",
-            Self::ApprovalStale => {
-                "What this approval would act on changed since it was requested; nothing was done. Ask again."
-            }
-            Self::TokenMissing => "Sign in to continue: the request carries no token.",
-            Self::TokenInvalid => {
-                "The token is malformed, or its signature or algorithm is not accepted."
-            }
-            Self::TokenExpired => "The token has expired. Sign in again.",
-            Self::TokenNotYetValid => "The token is not valid yet.",
-            Self::TokenAudience => "The token is meant for another audience.",
-            Self::TokenIssuer => "The token comes from an issuer this server does not accept.",
-            Self::TokenClaims => "The token lacks a claim this server needs, or has one of the wrong type.",
-            Self::ProxyUntrusted => "Identity headers are accepted only from the configured proxy.",
-        }
-    }
-}
-
-impl std::fmt::Display for HostErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+crate::error_codes! {
+    /// Transport and runtime conditions of the host (distinct from capability errors). A
+    /// status of `None` marks a frame-only code: it travels inside a 200 stream as an `error`
+    /// frame, or is raised by the browser. Codes whose message carries figures
+    /// (`CATALOG_TOO_LARGE`, `CATALOG_COLLISION`, `MODEL_TIMEOUT`, `RUN_LIMIT_EXCEEDED`) have
+    /// constructors on [`HostError`] that build the exact text.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum HostErrorCode: Option<u16> {
+        ProtocolVersionMismatch = "PROTOCOL_VERSION_MISMATCH", Some(409),
+            "The browser and server speak different host protocol versions. Reload the page.";
+        ProtocolDecodeError = "PROTOCOL_DECODE_ERROR", Some(400), "Malformed chat step request.";
+        CatalogTooLarge = "CATALOG_TOO_LARGE", Some(413), "The catalog is over its size limit.";
+        CatalogCollision = "CATALOG_COLLISION", Some(409),
+            "A capability is exposed through two paths.";
+        ModelNotConfigured = "MODEL_NOT_CONFIGURED", Some(503),
+            "No model provider is configured. Set ANTHROPIC_API_KEY or OPENROUTER_API_KEY in .env and restart.";
+        Unauthenticated = "UNAUTHENTICATED", Some(401), "Sign in to continue.";
+        RequestTooLarge = "REQUEST_TOO_LARGE", Some(413),
+            "The request body is larger than this server accepts.";
+        ModelTimeout = "MODEL_TIMEOUT", None,
+            "The model produced no output for 45s; the run was stopped.";
+        ModelError = "MODEL_ERROR", None, "The model call failed.";
+        RunLimitExceeded = "RUN_LIMIT_EXCEEDED", None,
+            "A run limit was reached; the run was stopped.";
+        TransportFailed = "TRANSPORT_FAILED", None, "Could not reach the chat endpoint.";
+        RequestTimeout = "REQUEST_TIMEOUT", Some(408),
+            "The request did not arrive in time; the connection is closed.";
+        RateLimited = "RATE_LIMITED", Some(429),
+            "Too many requests; try again after the time in Retry-After.";
+        UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE", Some(415),
+            "Request bodies must be application/json.";
+        OriginRefused = "ORIGIN_REFUSED", Some(403), "Requests from this origin are refused.";
+        Forbidden = "FORBIDDEN", Some(403), "Your role may not do this.";
+        ApprovalStale = "APPROVAL_STALE", Some(409),
+            "What this approval would act on changed since it was requested; nothing was done. Ask again.";
+        TokenMissing = "TOKEN_MISSING", Some(401),
+            "Sign in to continue: the request carries no token.";
+        TokenInvalid = "TOKEN_INVALID", Some(401),
+            "The token is malformed, or its signature or algorithm is not accepted.";
+        TokenExpired = "TOKEN_EXPIRED", Some(401), "The token has expired. Sign in again.";
+        TokenNotYetValid = "TOKEN_NOT_YET_VALID", Some(401), "The token is not valid yet.";
+        TokenAudience = "TOKEN_AUDIENCE", Some(401), "The token is meant for another audience.";
+        TokenIssuer = "TOKEN_ISSUER", Some(401),
+            "The token comes from an issuer this server does not accept.";
+        TokenClaims = "TOKEN_CLAIMS", Some(401),
+            "The token lacks a claim this server needs, or has one of the wrong type.";
+        ProxyUntrusted = "PROXY_UNTRUSTED", Some(401),
+            "Identity headers are accepted only from the configured proxy.";
+        TurnInProgress = "TURN_IN_PROGRESS", None,
+            "A turn is already running in this conversation.";
     }
 }
 
@@ -191,23 +71,14 @@ pub struct HostError {
     pub message: String,
 }
 
-/// The plane named by a `CATALOG_TOO_LARGE` message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitPlane {
-    Frontend,
-    Domain,
-    Total,
-    Messages,
-}
-
-impl LimitPlane {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Frontend => "frontend",
-            Self::Domain => "domain",
-            Self::Total => "total",
-            Self::Messages => "messages",
-        }
+crate::wire_enum! {
+    /// The plane named by a `CATALOG_TOO_LARGE` message.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum LimitPlane {
+        Frontend = "frontend",
+        Domain = "domain",
+        Total = "total",
+        Messages = "messages",
     }
 }
 
@@ -219,7 +90,9 @@ impl HostError {
         }
     }
 
-    /// The error with its table message.
+    /// The error with its table message. Always inlined: with a constant code the browser
+    /// build keeps that code's message only, not the whole table's text (+0.5 KB gzip).
+    #[inline(always)]
     pub fn of(code: HostErrorCode) -> Self {
         Self::new(code, code.default_message())
     }
@@ -273,23 +146,18 @@ impl HostError {
     }
 }
 
-/// The retry vocabulary of tool-result errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Retry {
-    Yes,
-    No,
-    AfterRefresh,
-}
-
-impl Retry {
-    /// The wire spelling (`yes`, `no`, `after-refresh`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Retry::Yes => "yes",
-            Retry::No => "no",
-            Retry::AfterRefresh => "after-refresh",
-        }
+crate::wire_enum! {
+    /// The retry vocabulary of error results: the tool-result errors both halves write
+    /// (`yes`, `no`, `after-refresh`) and the browser's capability errors (all six).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Retry {
+        No = "no",
+        Yes = "yes",
+        AfterRefresh = "after-refresh",
+        AfterDelay = "after-delay",
+        WithConfirmation = "with-confirmation",
+        WithChanges = "with-changes",
     }
 }
 
@@ -378,12 +246,96 @@ pub mod tool_results {
 mod tests {
     use super::*;
 
+    /// The serde derive and the table spell every value alike, and `parse` inverts `as_str`.
+    macro_rules! assert_table {
+        ($($ty:ty),+) => {$(
+            for v in <$ty>::ALL {
+                let text = v.as_str();
+                assert_eq!(serde_json::to_value(v).unwrap(), text, "{}", stringify!($ty));
+                assert_eq!(serde_json::from_value::<$ty>(text.into()).unwrap(), v);
+                assert_eq!(<$ty>::parse(text), Some(v));
+            }
+            assert_eq!(<$ty>::parse("no such value"), None);
+        )+};
+    }
+
+    #[test]
+    fn every_table_matches_serde() {
+        use crate::{CatalogMode, Confirmation, Executor, Lane, Plane, Role, TruncationReason};
+        assert_table!(
+            HostErrorCode,
+            Retry,
+            Lane,
+            Executor,
+            Role,
+            Plane,
+            Confirmation
+        );
+        assert_table!(CatalogMode, TruncationReason);
+    }
+
     #[test]
     fn retry_spelling_is_its_serde_spelling() {
-        for retry in [Retry::Yes, Retry::No, Retry::AfterRefresh] {
-            assert_eq!(serde_json::to_value(retry).unwrap(), Value::from(retry));
-        }
         assert_eq!(Value::from(Retry::AfterRefresh), "after-refresh");
+        let texts = Retry::ALL.map(Retry::as_str);
+        assert_eq!(
+            texts,
+            [
+                "no",
+                "yes",
+                "after-refresh",
+                "after-delay",
+                "with-confirmation",
+                "with-changes"
+            ]
+        );
+    }
+
+    /// The wire texts, statuses and frame-only codes as the contract gives them (the table
+    /// in docs/protocol.md).
+    #[test]
+    fn host_codes_keep_their_text_and_status() {
+        use HostErrorCode as C;
+        let expected = [
+            (
+                C::ProtocolVersionMismatch,
+                "PROTOCOL_VERSION_MISMATCH",
+                Some(409),
+            ),
+            (C::ProtocolDecodeError, "PROTOCOL_DECODE_ERROR", Some(400)),
+            (C::CatalogTooLarge, "CATALOG_TOO_LARGE", Some(413)),
+            (C::CatalogCollision, "CATALOG_COLLISION", Some(409)),
+            (C::ModelNotConfigured, "MODEL_NOT_CONFIGURED", Some(503)),
+            (C::Unauthenticated, "UNAUTHENTICATED", Some(401)),
+            (C::RequestTooLarge, "REQUEST_TOO_LARGE", Some(413)),
+            (C::ModelTimeout, "MODEL_TIMEOUT", None),
+            (C::ModelError, "MODEL_ERROR", None),
+            (C::RunLimitExceeded, "RUN_LIMIT_EXCEEDED", None),
+            (C::TransportFailed, "TRANSPORT_FAILED", None),
+            (C::RequestTimeout, "REQUEST_TIMEOUT", Some(408)),
+            (C::RateLimited, "RATE_LIMITED", Some(429)),
+            (C::UnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", Some(415)),
+            (C::OriginRefused, "ORIGIN_REFUSED", Some(403)),
+            (C::Forbidden, "FORBIDDEN", Some(403)),
+            (C::ApprovalStale, "APPROVAL_STALE", Some(409)),
+            (C::TokenMissing, "TOKEN_MISSING", Some(401)),
+            (C::TokenInvalid, "TOKEN_INVALID", Some(401)),
+            (C::TokenExpired, "TOKEN_EXPIRED", Some(401)),
+            (C::TokenNotYetValid, "TOKEN_NOT_YET_VALID", Some(401)),
+            (C::TokenAudience, "TOKEN_AUDIENCE", Some(401)),
+            (C::TokenIssuer, "TOKEN_ISSUER", Some(401)),
+            (C::TokenClaims, "TOKEN_CLAIMS", Some(401)),
+            (C::ProxyUntrusted, "PROXY_UNTRUSTED", Some(401)),
+            (C::TurnInProgress, "TURN_IN_PROGRESS", None),
+        ];
+        assert_eq!(C::ALL.len(), expected.len());
+        for (code, text, status) in expected {
+            assert_eq!((code.as_str(), code.http_status()), (text, status));
+        }
+        assert_eq!(
+            C::ModelTimeout.default_message(),
+            "The model produced no output for 45s; the run was stopped."
+        );
     }
 
     #[test]

@@ -137,8 +137,9 @@ mod decode {
             .ok_or(Refused("a count is not a non-negative integer"))
     }
 
-    /// A unit variant: its name, or the `{"name": null}` form serde also accepts.
-    fn variant<T: Copy>(value: Value, names: &[(&str, T)]) -> Result<T, Refused> {
+    /// A unit variant: its name, or the `{"name": null}` form serde also accepts; `parse` is
+    /// the vocabulary's table.
+    fn variant<T>(value: Value, parse: fn(&str) -> Option<T>) -> Result<T, Refused> {
         let name = match value {
             Value::String(name) => name,
             Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
@@ -147,11 +148,7 @@ mod decode {
             },
             _ => return Err(Refused("an unknown variant")),
         };
-        names
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
-            .ok_or(Refused("an unknown variant"))
+        parse(&name).ok_or(Refused("an unknown variant"))
     }
 
     fn text(map: &mut Fields, key: &str) -> Result<String, Refused> {
@@ -209,15 +206,7 @@ mod decode {
     /// A model message, as its derive (with the untagged `content`) decodes it.
     pub(super) fn message(value: Value) -> Result<WireModelMessage, Refused> {
         let mut m = object(value)?;
-        let role = variant(
-            take(&mut m, "role")?,
-            &[
-                ("system", Role::System),
-                ("user", Role::User),
-                ("assistant", Role::Assistant),
-                ("tool", Role::Tool),
-            ],
-        )?;
+        let role = variant(take(&mut m, "role")?, Role::parse)?;
         let content = match take(&mut m, "content")? {
             Value::String(text) => MessageContent::Text(text),
             Value::Array(parts) => {
@@ -245,12 +234,7 @@ mod decode {
                 domain_tools: list(take(&mut m, "domainTools")?, domain_tool)?,
                 scope: list(take(&mut m, "scope")?, string)?,
                 catalog_mode: take_opt(&mut m, "catalogMode")
-                    .map(|v| {
-                        variant(
-                            v,
-                            &[("direct", CatalogMode::Direct), ("meta", CatalogMode::Meta)],
-                        )
-                    })
+                    .map(|v| variant(v, CatalogMode::parse))
                     .transpose()?,
             }),
             "text-delta" => Frame::TextDelta {
@@ -263,10 +247,7 @@ mod decode {
                 tool_call_id: text(&mut m, "toolCallId")?,
                 wire_name: text(&mut m, "wireName")?,
                 canonical_id: text(&mut m, "canonicalId")?,
-                executor: variant(
-                    take(&mut m, "executor")?,
-                    &[("server", Executor::Server), ("browser", Executor::Browser)],
-                )?,
+                executor: variant(take(&mut m, "executor")?, Executor::parse)?,
                 input: take(&mut m, "input")?,
             }),
             "tool-result" => Frame::ToolResult(ToolResultFrame {
@@ -277,14 +258,7 @@ mod decode {
                 result: take(&mut m, "result")?,
             }),
             "inspector" => Frame::Inspector(InspectorFrame {
-                lane: variant(
-                    take(&mut m, "lane")?,
-                    &[
-                        ("runtime", Lane::Runtime),
-                        ("domain", Lane::Domain),
-                        ("host", Lane::Host),
-                    ],
-                )?,
+                lane: variant(take(&mut m, "lane")?, Lane::parse)?,
                 event_type: text(&mut m, "eventType")?,
                 summary: text(&mut m, "summary")?,
                 correlation: take_opt(&mut m, "correlation").map(object).transpose()?,
@@ -363,11 +337,14 @@ pub struct StepStart {
     pub catalog_mode: Option<CatalogMode>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Executor {
-    Server,
-    Browser,
+crate::wire_enum! {
+    /// Which half runs a tool call.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Executor {
+        Server = "server",
+        Browser = "browser",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -390,22 +367,14 @@ pub struct ToolResultFrame {
     pub result: Value,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Lane {
-    Runtime,
-    Domain,
-    Host,
-}
-
-impl Lane {
-    /// The wire spelling (`runtime`, `domain`, `host`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Runtime => "runtime",
-            Self::Domain => "domain",
-            Self::Host => "host",
-        }
+crate::wire_enum! {
+    /// The inspector lane a diagnostic belongs to.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Lane {
+        Runtime = "runtime",
+        Domain = "domain",
+        Host = "host",
     }
 }
 

@@ -15,6 +15,7 @@ pub mod scope;
 pub mod test_support;
 pub mod tool;
 pub mod usage;
+pub mod vocab;
 pub mod wire_name;
 
 pub use error::{tool_results, HostError, HostErrorCode, LimitPlane, Retry};

@@ -6,13 +6,16 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
+crate::wire_enum! {
+    /// Who wrote a model message.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Role {
+        System = "system",
+        User = "user",
+        Assistant = "assistant",
+        Tool = "tool",
+    }
 }
 
 /// One model message. Extra keys on the message itself are dropped (the reference strips).

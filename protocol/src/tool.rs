@@ -4,56 +4,36 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Plane {
-    View,
-    Domain,
-}
-
-impl Plane {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::View => "view",
-            Self::Domain => "domain",
-        }
+crate::wire_enum! {
+    /// The plane a tool belongs to: a view action or a domain operation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Plane {
+        View = "view",
+        Domain = "domain",
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confirmation {
-    #[default]
-    Never,
-    Optional,
-    Required,
-}
-
-impl Confirmation {
-    /// The wire spelling (`never`, `optional`, `required`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Never => "never",
-            Self::Optional => "optional",
-            Self::Required => "required",
-        }
+crate::wire_enum! {
+    /// How much confirmation a call needs before it runs.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Confirmation {
+        #[default]
+        Never = "never",
+        Optional = "optional",
+        Required = "required",
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CatalogMode {
-    #[default]
-    Direct,
-    Meta,
-}
-
-impl CatalogMode {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Direct => "direct",
-            Self::Meta => "meta",
-        }
+crate::wire_enum! {
+    /// How the catalog reaches the model: every tool, or the meta tools.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum CatalogMode {
+        #[default]
+        Direct = "direct",
+        Meta = "meta",
     }
 }
 
@@ -89,21 +69,14 @@ pub struct WireToolState {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TruncationReason {
-    Budget,
-    Limit,
-    Undecodable,
-}
-
-impl TruncationReason {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Budget => "budget",
-            Self::Limit => "limit",
-            Self::Undecodable => "undecodable",
-        }
+crate::wire_enum! {
+    /// Why the browser withheld tools from the catalog.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum TruncationReason {
+        Budget = "budget",
+        Limit = "limit",
+        Undecodable = "undecodable",
     }
 }
 

@@ -208,7 +208,14 @@ fn one_turn_at_a_time_a_second_send_is_busy() {
 
     let busy = block_on(f.send("second", None));
     assert_eq!(busy.status, TurnStatus::Error);
-    assert_eq!(busy.error.as_ref().unwrap().code, TURN_IN_PROGRESS);
+    let error = busy.error.as_ref().unwrap();
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str()),
+        (
+            "TURN_IN_PROGRESS",
+            "A turn is already running in this conversation."
+        )
+    );
     assert_eq!(
         busy.messages.len(),
         1,

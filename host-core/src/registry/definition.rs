@@ -11,27 +11,16 @@ pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
 /// Longest capability description.
 pub const MAX_CAPABILITY_DESCRIPTION: usize = 300;
 
-/// The structural-defect codes of agent-surface's `AgentSurfaceDefinitionError`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefinitionErrorCode {
-    InvalidId,
-    InvalidDefinition,
-    UnsupportedSchema,
-    PlaneViolation,
-    DuplicateCapability,
-    LimitExceeded,
-}
-
-impl DefinitionErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InvalidId => "INVALID_ID",
-            Self::InvalidDefinition => "INVALID_DEFINITION",
-            Self::UnsupportedSchema => "UNSUPPORTED_SCHEMA",
-            Self::PlaneViolation => "PLANE_VIOLATION",
-            Self::DuplicateCapability => "DUPLICATE_CAPABILITY",
-            Self::LimitExceeded => "LIMIT_EXCEEDED",
-        }
+dpas_protocol::wire_enum! {
+    /// The structural-defect codes of agent-surface's `AgentSurfaceDefinitionError`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum DefinitionErrorCode {
+        InvalidId = "INVALID_ID",
+        InvalidDefinition = "INVALID_DEFINITION",
+        UnsupportedSchema = "UNSUPPORTED_SCHEMA",
+        PlaneViolation = "PLANE_VIOLATION",
+        DuplicateCapability = "DUPLICATE_CAPABILITY",
+        LimitExceeded = "LIMIT_EXCEEDED",
     }
 }
 

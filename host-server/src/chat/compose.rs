@@ -1,9 +1,18 @@
 //! Catalog composition for one step-request (reference-behaviour E1–E6): the domain half for
 //! the session's actor, scoped by route, plus the declared frontend tools, with collisions,
 //! undecodable names and limits handled and every reduction reported.
+//!
+//! The domain half depends only on the actor, the surface and the scope, never on the
+//! request's own tools, so it is composed once per (actor, surface, scope) and shared by every
+//! step after ([`DomainCatalogs`]); the frontend half comes with each request and is moved,
+//! not copied, into what the model is offered.
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 
+use dpas_model::ToolSpec;
 use dpas_protocol::catalog::{capability_state_message, drop_indices, find_collisions};
 use dpas_protocol::frame::{host_inspector, step_correlation};
 use dpas_protocol::limits::check_catalog_limits;
@@ -13,9 +22,10 @@ use dpas_protocol::{
     CatalogMode, ChatStepRequest, DomainToolInfo, Frame, HostError, RouteFloors, WireToolDescriptor,
 };
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 use crate::runtime::audit::{AuditDraft, AuditSource};
-use crate::runtime::{Actor, CallSurface, Correlation, Runtime};
+use crate::runtime::{Actor, ActorKind, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +33,27 @@ pub struct DomainTool {
     pub info: DomainToolInfo,
     /// The runtime's capability id (`collections-aging`), without the `domain:` plane.
     pub capability_id: String,
-    pub input_schema: Value,
+    pub input_schema: Arc<Value>,
+}
+
+/// The domain half of a catalog: what one actor may see on one surface under one scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomainHalf {
+    /// Registry order.
+    pub tools: Vec<DomainTool>,
+    /// The tools' `info`, in the same order: what `step-start` lists and collisions check.
+    pub infos: Vec<DomainToolInfo>,
+    /// Wire names withheld because they cannot be audited under one id.
+    pub undecodable: Vec<String>,
+    /// How many capabilities discovery returned (offered and withheld).
+    pub discovered: usize,
+}
+
+/// A frontend tool the model is offered, by name (its schema went into [`Composition::tools`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontendTool {
+    pub wire_name: String,
+    pub canonical_id: String,
 }
 
 /// What one step offers the model, and what was reduced on the way.
@@ -32,10 +62,13 @@ pub struct Composition {
     pub step_id: String,
     pub scope: Vec<String>,
     pub catalog_mode: CatalogMode,
-    /// Registry order.
-    pub domain: Vec<DomainTool>,
+    /// Shared with every step of the same actor, surface and scope.
+    pub domain: Arc<DomainHalf>,
     /// The declared frontend tools left after collisions, in request order.
-    pub frontend: Vec<WireToolDescriptor>,
+    pub frontend: Vec<FrontendTool>,
+    /// What the model is offered: the domain tools, then the frontend ones. Shared by the
+    /// model steps of the run.
+    pub tools: Arc<[ToolSpec]>,
     /// Host inspector frames to send right after `step-start` (F2 item 2).
     pub host_frames: Vec<Frame>,
     /// The capability-state system message (E6), appended after the whole history.
@@ -46,6 +79,7 @@ impl Composition {
     /// The canonical id a wire name maps to (domain first, then frontend), if any.
     pub fn canonical_of(&self, wire_name: &str) -> Option<String> {
         self.domain
+            .tools
             .iter()
             .find(|t| t.info.wire_name == wire_name)
             .map(|t| t.info.canonical_id.clone())
@@ -55,6 +89,187 @@ impl Composition {
                     .find(|d| d.wire_name == wire_name)
                     .map(|d| d.canonical_id.clone())
             })
+    }
+}
+
+/// Entries kept before the cache starts over: one per (actor, scope) in use, so a server with
+/// more distinct users than this recomposes now and then instead of growing without bound.
+const MAX_CACHED_HALVES: usize = 4096;
+
+/// The domain halves already composed, keyed by exactly what discovery reads: the actor (its
+/// forwarded credential by SHA-256, so the cache keeps no credential), the surface and the
+/// scope's tags. The registry and the policies are fixed once the runtime is built, and
+/// policies decide from the request alone (`runtime::Policy`), so an entry never goes stale.
+/// Belongs to one runtime: [`crate::AppState`] holds the two together.
+#[derive(Debug, Default)]
+pub struct DomainCatalogs {
+    entries: Mutex<Cached>,
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    /// Key hash → the entries with that hash (compared field by field).
+    by_hash: HashMap<u64, Vec<(CatalogKey, Arc<DomainHalf>)>>,
+    len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CatalogKey {
+    id: String,
+    kind: ActorKind,
+    display_name: String,
+    role: String,
+    email: Option<String>,
+    credential: Option<[u8; 32]>,
+    surface: CallSurface,
+    tags: Option<Vec<String>>,
+}
+
+/// A lookup's view of a key, borrowed from the request: a hit allocates nothing.
+struct KeyRef<'a> {
+    actor: &'a Actor,
+    credential: Option<[u8; 32]>,
+    surface: CallSurface,
+    tags: Option<&'a [String]>,
+}
+
+impl KeyRef<'_> {
+    fn new<'a>(actor: &'a Actor, surface: CallSurface, tags: Option<&'a [String]>) -> KeyRef<'a> {
+        KeyRef {
+            actor,
+            credential: actor
+                .authorization
+                .as_ref()
+                .map(|c| Sha256::digest(c.expose().as_bytes()).into()),
+            surface,
+            tags,
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        let a = self.actor;
+        (&a.id, a.kind, &a.display_name, &a.role, &a.email).hash(&mut h);
+        (self.credential, self.surface, self.tags).hash(&mut h);
+        h.finish()
+    }
+
+    fn matches(&self, key: &CatalogKey) -> bool {
+        let a = self.actor;
+        key.id == a.id
+            && key.kind == a.kind
+            && key.display_name == a.display_name
+            && key.role == a.role
+            && key.email == a.email
+            && key.credential == self.credential
+            && key.surface == self.surface
+            && key.tags.as_deref() == self.tags
+    }
+
+    fn to_owned(&self) -> CatalogKey {
+        let a = self.actor;
+        CatalogKey {
+            id: a.id.clone(),
+            kind: a.kind,
+            display_name: a.display_name.clone(),
+            role: a.role.clone(),
+            email: a.email.clone(),
+            credential: self.credential,
+            surface: self.surface,
+            tags: self.tags.map(<[String]>::to_vec),
+        }
+    }
+}
+
+impl DomainCatalogs {
+    /// The domain half for `actor` on `surface` under `tags`, composed on first use. Either
+    /// way the discovery is audited (`capabilities.discovered`), as an uncached one is.
+    pub fn get(
+        &self,
+        runtime: &Runtime,
+        actor: &Actor,
+        surface: CallSurface,
+        tags: Option<&[String]>,
+    ) -> Arc<DomainHalf> {
+        let key = KeyRef::new(actor, surface, tags);
+        let hash = key.hash();
+        let hit = self.lock().by_hash.get(&hash).and_then(|bucket| {
+            bucket
+                .iter()
+                .find(|(k, _)| key.matches(k))
+                .map(|(_, half)| Arc::clone(half))
+        });
+        if let Some(half) = hit {
+            runtime.record_discovered(actor, surface, half.discovered);
+            return half;
+        }
+        // Composed outside the lock; two steps racing compose the same half twice.
+        let half = Arc::new(domain_half(runtime, actor, surface, tags));
+        let mut cached = self.lock();
+        if cached.len >= MAX_CACHED_HALVES {
+            *cached = Cached::default();
+        }
+        let bucket = cached.by_hash.entry(hash).or_default();
+        if !bucket.iter().any(|(k, _)| key.matches(k)) {
+            bucket.push((key.to_owned(), Arc::clone(&half)));
+            cached.len += 1;
+        }
+        half
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
+        // A panic while holding the lock leaves a map that is still whole.
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Discovers and names the domain half (audited by `discover`).
+fn domain_half(
+    runtime: &Runtime,
+    actor: &Actor,
+    surface: CallSurface,
+    tags: Option<&[String]>,
+) -> DomainHalf {
+    let discovered = runtime.discover(actor, surface, tags);
+    let count = discovered.len();
+    let names = domain_wire_names(discovered.iter().map(|info| info.id.as_str()));
+    let mut tools = Vec::with_capacity(count);
+    let mut undecodable = Vec::new();
+    for (info, name) in discovered.into_iter().zip(names) {
+        let wire = match name {
+            Ok(wire) => wire,
+            Err(wire) => {
+                undecodable.push(wire);
+                continue;
+            }
+        };
+        let declared_approval = runtime
+            .registry()
+            .get(&info.id)
+            .is_some_and(|c| c.meta.approval_required);
+        let mut description = info.description;
+        if declared_approval {
+            description.push_str(" Requires approval.");
+        }
+        tools.push(DomainTool {
+            info: DomainToolInfo {
+                wire_name: wire,
+                canonical_id: format!("domain:{}", info.id),
+                description,
+                requires_approval: info.requires_approval,
+                side_effect: info.side_effect.as_str().to_owned(),
+            },
+            capability_id: info.id,
+            input_schema: Arc::new(info.input_schema),
+        });
+    }
+    DomainHalf {
+        infos: tools.iter().map(|t| t.info.clone()).collect(),
+        tools,
+        undecodable,
+        discovered: count,
     }
 }
 
@@ -105,26 +320,27 @@ pub fn mint_step_id() -> String {
     id
 }
 
-/// Composes the catalog. Errors are the contract's: 409 `CATALOG_COLLISION` (v1 only) and
-/// 413 `CATALOG_TOO_LARGE`; both are decided before anything is streamed.
+/// Composes the catalog, taking the request's frontend tools (they move into the
+/// composition). Errors are the contract's: 409 `CATALOG_COLLISION` (v1 only) and 413
+/// `CATALOG_TOO_LARGE`; both are decided before anything is streamed.
 pub fn compose(
     runtime: &Runtime,
+    catalogs: &DomainCatalogs,
     actor: &Actor,
-    request: &ChatStepRequest,
+    request: &mut ChatStepRequest,
     floors: &RouteFloors,
 ) -> Result<Composition, HostError> {
     let step_id = mint_step_id();
     let correlation = || step_correlation(&request.conversation_id, &request.turn_id, &step_id);
-    let audit_correlation = Correlation {
-        conversation_id: Some(request.conversation_id.clone()),
-        turn_id: Some(request.turn_id.clone()),
-        step_id: Some(step_id.clone()),
-        invocation_id: None,
-    };
     let host_audit = |kind: &str, data: Value| {
         runtime.audit().record(AuditDraft {
             actor_id: Some(actor.id.clone()),
-            correlation: audit_correlation.clone(),
+            correlation: Correlation {
+                conversation_id: Some(request.conversation_id.clone()),
+                turn_id: Some(request.turn_id.clone()),
+                step_id: Some(step_id.clone()),
+                invocation_id: None,
+            },
             data: Some(data),
             ..AuditDraft::new(AuditSource::Host, kind)
         });
@@ -132,44 +348,11 @@ pub fn compose(
 
     let scope = floors.resolve(&request.pathname, request.requested_scope.as_deref());
     let tags = (!scope.is_empty()).then_some(scope.as_slice());
-    let discovered = runtime.discover(actor, CallSurface::AiSdk, tags);
-
-    let names = domain_wire_names(discovered.iter().map(|info| info.id.as_str()));
-    let mut domain = Vec::with_capacity(discovered.len());
-    let mut undecodable = Vec::new();
-    for (info, name) in discovered.into_iter().zip(names) {
-        let wire = match name {
-            Ok(wire) => wire,
-            Err(wire) => {
-                undecodable.push(wire);
-                continue;
-            }
-        };
-        let declared_approval = runtime
-            .registry()
-            .get(&info.id)
-            .is_some_and(|c| c.meta.approval_required);
-        let mut description = info.description.clone();
-        if declared_approval {
-            description.push_str(" Requires approval.");
-        }
-        domain.push(DomainTool {
-            info: DomainToolInfo {
-                wire_name: wire,
-                canonical_id: format!("domain:{}", info.id),
-                description,
-                requires_approval: info.requires_approval,
-                side_effect: info.side_effect.as_str().to_owned(),
-            },
-            capability_id: info.id,
-            input_schema: info.input_schema,
-        });
-    }
+    let domain = catalogs.get(runtime, actor, CallSurface::AiSdk, tags);
 
     let mut host_frames = Vec::new();
-    let infos: Vec<DomainToolInfo> = domain.iter().map(|t| t.info.clone()).collect();
-    let mut frontend = request.frontend_tools.clone();
-    let collisions = find_collisions(&frontend, &infos);
+    let mut frontend = std::mem::take(&mut request.frontend_tools);
+    let collisions = find_collisions(&frontend, &domain.infos);
     if !collisions.is_empty() {
         host_audit(
             "catalog.collision",
@@ -187,21 +370,56 @@ pub fn compose(
     if let Some(truncated) = &request.truncated {
         host_frames.push(host_inspector::truncated(truncated, correlation()));
     }
-    if !undecodable.is_empty() {
-        host_audit("catalog.undecodable", json!({"wireNames": undecodable}));
-        host_frames.push(host_inspector::undecodable(&undecodable, correlation()));
+    if !domain.undecodable.is_empty() {
+        host_audit(
+            "catalog.undecodable",
+            json!({"wireNames": domain.undecodable}),
+        );
+        host_frames.push(host_inspector::undecodable(
+            &domain.undecodable,
+            correlation(),
+        ));
     }
-    check_catalog_limits(frontend.len(), domain.len())?;
+    check_catalog_limits(frontend.len(), domain.tools.len())?;
     let state_message = capability_state_message(&request.frontend_state, &frontend);
+    let (tools, frontend) = offered(&domain, frontend);
     Ok(Composition {
         step_id,
         scope,
         catalog_mode: request.catalog_mode,
         domain,
         frontend,
+        tools,
         host_frames,
         state_message,
     })
+}
+
+/// The tools the model is offered, domain first, and the frontend tools by name: each
+/// descriptor's description and schema move into its tool.
+fn offered(
+    domain: &DomainHalf,
+    frontend: Vec<WireToolDescriptor>,
+) -> (Arc<[ToolSpec]>, Vec<FrontendTool>) {
+    let mut tools = Vec::with_capacity(domain.tools.len() + frontend.len());
+    tools.extend(domain.tools.iter().map(|t| ToolSpec {
+        name: t.info.wire_name.clone(),
+        description: t.info.description.clone(),
+        input_schema: Arc::clone(&t.input_schema),
+    }));
+    let mut names = Vec::with_capacity(frontend.len());
+    for d in frontend {
+        tools.push(ToolSpec {
+            name: d.wire_name.clone(),
+            description: d.description,
+            input_schema: Arc::new(Value::Object(d.input_schema)),
+        });
+        names.push(FrontendTool {
+            wire_name: d.wire_name,
+            canonical_id: d.canonical_id,
+        });
+    }
+    (tools.into(), names)
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub fn prepare_run_for(
     state: &AppState,
     chat: &ChatConfig,
     actor: Actor,
-    request: ChatStepRequest,
+    mut request: ChatStepRequest,
 ) -> Result<StepRun, ApiError> {
     if state.drain.is_draining() {
         return Err(ApiError::ShuttingDown);
@@ -68,7 +68,13 @@ pub fn prepare_run_for(
         .models
         .choose(request.model_id.as_deref())
         .ok_or_else(|| HostError::of(HostErrorCode::ModelNotConfigured))?;
-    let mut composition = compose(&state.runtime, &actor, &request, &chat.floors)?;
+    let mut composition = compose(
+        &state.runtime,
+        &state.catalogs,
+        &actor,
+        &mut request,
+        &chat.floors,
+    )?;
     if let Some(requested) = request.model_id.as_deref() {
         if !chat.models.serves(requested) {
             let correlation = step_correlation(

@@ -222,20 +222,6 @@ impl StepRun {
         )
     }
 
-    fn tools(&self) -> Vec<ToolSpec> {
-        let domain = self.composition.domain.iter().map(|t| ToolSpec {
-            name: t.info.wire_name.clone(),
-            description: t.info.description.clone(),
-            input_schema: t.input_schema.clone(),
-        });
-        let frontend = self.composition.frontend.iter().map(|d| ToolSpec {
-            name: d.wire_name.clone(),
-            description: d.description.clone(),
-            input_schema: Value::Object(d.input_schema.clone()),
-        });
-        domain.chain(frontend).collect()
-    }
-
     fn executor_of(&self, wire_name: &str) -> Option<Executor> {
         if self
             .composition
@@ -247,6 +233,7 @@ impl StepRun {
         } else if self
             .composition
             .domain
+            .tools
             .iter()
             .any(|t| t.info.wire_name == wire_name)
         {
@@ -347,12 +334,7 @@ impl StepRun {
             step_id: self.composition.step_id.clone(),
             turn_id: self.request.turn_id.clone(),
             conversation_id: self.request.conversation_id.clone(),
-            domain_tools: self
-                .composition
-                .domain
-                .iter()
-                .map(|t| t.info.clone())
-                .collect(),
+            domain_tools: self.composition.domain.infos.clone(),
             scope: self.composition.scope.clone(),
             catalog_mode: Some(self.composition.catalog_mode),
         });
@@ -361,7 +343,7 @@ impl StepRun {
             sink.send(&frame).await;
         }
 
-        let tools = self.tools();
+        let tools = Arc::clone(&self.composition.tools);
         let mut history = History::default();
         let mut usage = UsageAccumulator::new();
         let mut finish_reason = "unknown".to_owned();
@@ -448,7 +430,7 @@ impl StepRun {
     async fn model_step(
         &mut self,
         sink: &FrameSink,
-        tools: &[ToolSpec],
+        tools: &Arc<[ToolSpec]>,
         history: &mut History,
         usage: &mut UsageAccumulator,
         finish_reason: &mut String,
@@ -464,7 +446,7 @@ impl StepRun {
             model: self.model_name.clone(),
             system: self.system_prompt.clone(),
             messages,
-            tools: tools.to_vec(),
+            tools: Arc::clone(tools),
         };
         let timeout = self.model_timeout;
         let opened = unless_cut(
@@ -648,6 +630,7 @@ impl StepRun {
             let capability_id = self
                 .composition
                 .domain
+                .tools
                 .iter()
                 .find(|t| t.info.wire_name == record.wire_name)
                 .map(|t| t.capability_id.clone())

@@ -206,12 +206,18 @@ impl Runtime {
                 requires_approval: gated,
             });
         }
+        self.record_discovered(actor, surface, out.len());
+        out
+    }
+
+    /// Audits that `actor` was shown `count` capabilities on `surface`, as [`Self::discover`]
+    /// does; for a caller that reuses an earlier discovery's result.
+    pub fn record_discovered(&self, actor: &Actor, surface: CallSurface, count: usize) {
         self.audit.record(AuditDraft {
             actor_id: Some(actor.id.clone()),
-            data: Some(json!({"count": out.len(), "surface": surface.as_str()})),
+            data: Some(json!({"count": count, "surface": surface.as_str()})),
             ..AuditDraft::new(AuditSource::Runtime, "capabilities.discovered")
         });
-        out
     }
 
     /// Invokes a capability and answers the E7 envelope as JSON.

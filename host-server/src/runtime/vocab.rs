@@ -1,68 +1,11 @@
-//! One row per value for the runtime's wire vocabularies: each `wire_enum!` row gives the
-//! variant and its wire text, and the macro writes the enum, `ALL`, `as_str`, `parse` and
-//! `Display` from it; `error_codes!` rows add the HTTP status and the default message. Serde
-//! derives stay on the enums (their `rename_all` must spell the same text: a test checks).
+//! One row per value for the runtime's wire vocabularies, written with the protocol crate's
+//! macros (the ones the protocol's and the browser core's tables use): a `wire_enum!` row
+//! gives the variant and its wire text, and the macro writes the enum, `ALL`, `as_str`,
+//! `parse` and `Display` from it; `error_codes!` rows add the HTTP status and the default
+//! message. Serde derives stay on the enums (their `rename_all` must spell the same text: a
+//! test checks).
 
-/// An enum whose every value has one wire text: `Variant = "text"` rows.
-macro_rules! wire_enum {
-    (
-        $(#[$meta:meta])*
-        $vis:vis enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
-    ) => {
-        $(#[$meta])*
-        $vis enum $name { $( $(#[$vmeta])* $variant ),+ }
-
-        impl $name {
-            /// Every value, in table order.
-            pub const ALL: [Self; [$(Self::$variant),+].len()] = [$(Self::$variant),+];
-
-            /// The wire text.
-            pub const fn as_str(self) -> &'static str {
-                match self { $( Self::$variant => $text ),+ }
-            }
-
-            /// The value whose wire text is `text`.
-            pub fn parse(text: &str) -> Option<Self> {
-                match text { $( $text => Some(Self::$variant), )+ _ => None }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-/// An error-code table: `Variant = "TEXT", status, "default message";` rows.
-macro_rules! error_codes {
-    (
-        $(#[$meta:meta])*
-        $vis:vis enum $name:ident {
-            $( $(#[$vmeta:meta])* $variant:ident = $text:literal, $status:literal, $message:expr; )+
-        }
-    ) => {
-        $crate::runtime::vocab::wire_enum! {
-            $(#[$meta])*
-            $vis enum $name { $( $(#[$vmeta])* $variant = $text ),+ }
-        }
-
-        impl $name {
-            /// The HTTP status of an answer that carries this code as it is.
-            pub const fn http_status(self) -> u16 {
-                match self { $( Self::$variant => $status ),+ }
-            }
-
-            /// The message a client or model sees when there is no more specific one.
-            pub const fn default_message(self) -> &'static str {
-                match self { $( Self::$variant => $message ),+ }
-            }
-        }
-    };
-}
-
-pub(crate) use {error_codes, wire_enum};
+pub(crate) use dpas_protocol::{error_codes, wire_enum};
 
 #[cfg(test)]
 mod tests {

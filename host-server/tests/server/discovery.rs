@@ -268,3 +268,65 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
         .expect("approvals")
         .is_empty());
 }
+
+/// The chat's domain catalogs: composed once per actor, surface and scope and shared after,
+/// holding what a fresh discovery says, and audited on every use as a discovery is.
+#[actix_web::test]
+async fn chat_catalogs_are_shared_per_actor_and_scope_and_audited_on_every_use() {
+    use host_server::chat::compose::{DomainCatalogs, DomainHalf};
+    use host_server::runtime::Credential;
+    use std::sync::Arc;
+
+    let s = start().await;
+    let rt = &s.state.runtime;
+    let catalogs = DomainCatalogs::default();
+    let pending = tags(&["app", "invoices", "reporting", "collections"]);
+    let half_ids = |h: &DomainHalf| -> Vec<String> {
+        h.tools.iter().map(|t| t.capability_id.clone()).collect()
+    };
+    let mut audit = rt.subscribe(None);
+
+    let first = catalogs.get(rt, &carla(), CallSurface::AiSdk, Some(&pending));
+    let again = catalogs.get(rt, &carla(), CallSurface::AiSdk, Some(&pending));
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the second step reuses the first's"
+    );
+    let fresh = rt.discover(&carla(), CallSurface::AiSdk, Some(&pending));
+    assert_eq!(half_ids(&first), ids(&fresh));
+    assert_eq!(first.infos.len(), first.tools.len());
+    assert_eq!(first.discovered, fresh.len());
+    assert!(first.tools[3].info.requires_approval);
+    assert_eq!(*first.tools[3].input_schema, fresh[3].input_schema);
+
+    // Another actor, another scope, another role or credential: each its own entry.
+    let analyst = catalogs.get(rt, &ada(), CallSurface::AiSdk, Some(&pending));
+    assert_eq!(
+        half_ids(&analyst),
+        ["list-invoices", "receivables-summary", "collections-aging"]
+    );
+    let unscoped = catalogs.get(rt, &carla(), CallSurface::AiSdk, None);
+    assert_eq!(unscoped.tools.len(), 9);
+    let mut demoted = carla();
+    demoted.role = ada().role;
+    let demoted_half = catalogs.get(rt, &demoted, CallSurface::AiSdk, Some(&pending));
+    assert_eq!(half_ids(&demoted_half), half_ids(&analyst));
+    let mut token = carla();
+    token.authorization = Some(Credential::new("Bearer a"));
+    let with_a = catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending));
+    assert!(!Arc::ptr_eq(&with_a, &first));
+    assert!(Arc::ptr_eq(
+        &with_a,
+        &catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending))
+    ));
+    token.authorization = Some(Credential::new("Bearer b"));
+    let with_b = catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending));
+    assert!(!Arc::ptr_eq(&with_a, &with_b));
+
+    let discovered = audit
+        .drain()
+        .iter()
+        .filter(|e| e.kind == "capabilities.discovered")
+        .count();
+    assert_eq!(discovered, 9, "eight uses of the cache and one discovery");
+}

@@ -108,46 +108,16 @@ fn timeout(def: &JsValue, what: &str, default: u32) -> Result<u32, JsValue> {
 
 /// A thrown value: a typed refusal when it carries a known `code` (e.g. an app's
 /// `CapabilityError`), otherwise a plain throw (`EXECUTION_FAILED`, cause kept local).
-/// The capability error codes a handler may throw, by name.
-const CODES: [ErrorCode; 16] = [
-    ErrorCode::CapabilityNotFound,
-    ErrorCode::CapabilityNotAvailable,
-    ErrorCode::AmbiguousInstance,
-    ErrorCode::ComponentUnmounted,
-    ErrorCode::StaleCapability,
-    ErrorCode::InvocationConflict,
-    ErrorCode::InvalidInput,
-    ErrorCode::NotAuthenticated,
-    ErrorCode::NotAuthorized,
-    ErrorCode::PreconditionFailed,
-    ErrorCode::ConfirmationRequired,
-    ErrorCode::ConfirmationInvalid,
-    ErrorCode::RateLimited,
-    ErrorCode::Timeout,
-    ErrorCode::Cancelled,
-    ErrorCode::ExecutionFailed,
-];
-
-/// The retry vocabulary, by name.
-const RETRIES: [(&str, Retry); 6] = [
-    ("no", Retry::No),
-    ("yes", Retry::Yes),
-    ("after-refresh", Retry::AfterRefresh),
-    ("after-delay", Retry::AfterDelay),
-    ("with-confirmation", Retry::WithConfirmation),
-    ("with-changes", Retry::WithChanges),
-];
-
 fn handler_error(thrown: &JsValue) -> HandlerError {
     let code = get(thrown, "code")
         .as_string()
-        .and_then(|c| CODES.into_iter().find(|code| code.as_str() == c));
+        .and_then(|c| ErrorCode::parse(&c));
     match code {
         Some(code) => {
             let retry = get(thrown, "retry")
                 .as_string()
-                .and_then(|r| RETRIES.iter().find(|(name, _)| *name == r))
-                .map_or(Retry::No, |(_, retry)| *retry);
+                .and_then(|r| Retry::parse(&r))
+                .unwrap_or(Retry::No);
             let mut error = SurfaceError::new(code, retry, thrown_message(thrown));
             if let Ok(Some(details)) = opt_json(thrown, "details") {
                 error = error.with_details(details);
@@ -274,15 +244,9 @@ fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
 
 fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
     let what = "ActionDef";
-    let effect = match string(def, "effect", what)?.as_str() {
-        "local-state" => Effect::LocalState,
-        "navigation" => Effect::Navigation,
-        _ => {
-            return Err(type_error(
-                "ActionDef.effect must be local-state or navigation",
-            ))
-        }
-    };
+    let effect = Effect::parse(&string(def, "effect", what)?)
+        .filter(|effect| effect.is_view_action_effect())
+        .ok_or_else(|| type_error("ActionDef.effect must be local-state or navigation"))?;
     Ok(ActionDef {
         name: string(def, "name", what)?,
         description: string(def, "description", what)?,
@@ -300,15 +264,15 @@ fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
     })
 }
 
-/// Domain effects: API.md's short names and agent-surface's names both work.
+/// Domain effects: API.md's short names (`read`, `external`) and agent-surface's names both
+/// work.
 fn domain_effect(name: &str) -> Option<Effect> {
-    Some(match name {
-        "read" | "server-query" => Effect::ServerQuery,
-        "server-mutation" => Effect::ServerMutation,
-        "external" | "external-side-effect" => Effect::ExternalSideEffect,
-        "destructive" => Effect::Destructive,
-        _ => return None,
-    })
+    let name = match name {
+        "read" => "server-query",
+        "external" => "external-side-effect",
+        other => other,
+    };
+    Effect::parse(name).filter(|effect| effect.is_domain_effect())
 }
 
 fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {

@@ -364,7 +364,7 @@ pub fn simple_request() -> ModelRequest {
         model: String::new(),
         system: "You are a test.".to_owned(),
         messages: vec![dpas_protocol::WireModelMessage::user_text("hi")],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     }
 }
 
