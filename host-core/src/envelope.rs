@@ -98,6 +98,53 @@ impl SurfaceError {
         )
     }
 
+    /// The component that owned the capability is no longer mounted.
+    pub fn unmounted(capability_id: &str) -> Self {
+        Self::new(
+            ErrorCode::ComponentUnmounted,
+            Retry::AfterRefresh,
+            format!("The component that owned {capability_id} is no longer mounted. Refresh the catalog before calling it."),
+        )
+        .with_details(object([("phase", "resolve".into())]))
+    }
+
+    /// Re-registered since the catalog was taken (`replaced`: by a registration that replaced
+    /// the catalog's; otherwise the surface reloaded); `live_id` is the registration now.
+    pub fn re_registered(capability_id: &str, replaced: bool, live_id: &str) -> Self {
+        Self::new(
+            ErrorCode::StaleCapability,
+            Retry::AfterRefresh,
+            format!("{capability_id} was re-registered since the catalog was taken. Refresh the catalog and call it again."),
+        )
+        .with_details(object([
+            (
+                "reason",
+                if replaced { "registration-replaced" } else { "surface-reloaded" }.into(),
+            ),
+            ("liveRegistrationId", live_id.into()),
+        ]))
+    }
+
+    /// Mounted more than once and no instance named: `instances` lists them.
+    pub fn ambiguous(capability_id: &str, instances: Vec<Value>) -> Self {
+        Self::new(
+            ErrorCode::AmbiguousInstance,
+            Retry::WithChanges,
+            format!("{capability_id} is mounted more than once. Call it again with one of the listed instanceIds."),
+        )
+        .with_details(object([("instances", instances.into())]))
+    }
+
+    /// A guarded procedure offered on a surface version that is no longer current.
+    pub fn screen_changed(capability_id: &str) -> Self {
+        Self::new(
+            ErrorCode::StaleCapability,
+            Retry::AfterRefresh,
+            format!("The screen changed since {capability_id} was offered. Refresh the catalog and call it again."),
+        )
+        .with_details(object([("reason", "surface-version-mismatch".into())]))
+    }
+
     /// Registered but unavailable in the current view state.
     pub fn not_available(capability_id: &str, reason: &str) -> Self {
         Self::new(

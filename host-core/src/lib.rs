@@ -9,7 +9,8 @@
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
-//! - [`meta`]: meta mode, the three `surface_*` tools executed against the registry;
+//! - [`meta`] (in `turn`, beside direct dispatch): meta mode, the three `surface_*` tools
+//!   executed against the registry;
 //! - [`projection`]: direct-mode descriptors, `frontendState` and the wire-name map;
 //! - [`envelope`]: the typed error envelope and invocation results;
 //! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
@@ -26,7 +27,6 @@ pub mod driver;
 pub mod envelope;
 pub mod guard;
 pub mod ids;
-pub mod meta;
 pub mod pattern;
 pub mod projection;
 pub mod registry;
@@ -34,6 +34,7 @@ pub mod schema;
 pub mod settle;
 mod shared;
 pub mod turn;
+pub use turn::meta;
 mod vec_map;
 
 #[cfg(test)]

@@ -606,6 +606,17 @@ mod direct_tests {
             .await
             .unwrap();
         assert_eq!(row, [("x".to_owned(), 41, None)]);
+        // Columns are found by name whatever its case; a name the query lacks is an error.
+        let upper: Vec<i64> = s
+            .fetch("SELECT 7 AS n", &[], |r| get(r, "N"))
+            .await
+            .unwrap();
+        assert_eq!(upper, [7]);
+        let missing = s
+            .fetch("SELECT 7 AS n", &[], |r| get::<i64>(r, "m"))
+            .await
+            .unwrap_err();
+        assert!(missing.to_string().contains("m"), "{missing}");
     }
 
     #[tokio::test]

@@ -82,6 +82,14 @@ struct Resolved {
     description: String,
 }
 
+/// No instance asked for, or this one.
+fn instance_matches(request: &InvokeRequest, instance_id: &str) -> bool {
+    request
+        .instance_id
+        .as_deref()
+        .is_none_or(|i| i == instance_id)
+}
+
 fn fingerprint(request: &InvokeRequest) -> String {
     to_canonical_string(&object([
         ("capabilityId", request.capability_id.as_str().into()),
@@ -316,24 +324,30 @@ impl Surface {
         Ok((resolved, input, ctx))
     }
 
-    /// Phase 2: candidates by type/name (or path), narrowed by instance, checked for staleness.
+    /// Phase 2: candidates by type/name (or path), narrowed by instance, one chosen (by the
+    /// catalog's registration token, or as the only one), checked for staleness.
     fn resolve(&self, request: &InvokeRequest) -> Result<Resolved, SurfaceError> {
         let capability_id = &request.capability_id;
         let parsed = ids::parse_capability_id(capability_id)
             .ok_or_else(|| SurfaceError::not_found(capability_id))?;
-        let instance_matches = |r: &Registration| {
-            request
-                .instance_id
-                .as_ref()
-                .is_none_or(|i| &r.instance_id == i)
+        let candidates = self.candidates(parsed, request);
+        let chosen = match &request.registration_id {
+            Some(token) => self.choose_by_token(candidates, token, request)?,
+            None => self.choose_unique(candidates, request)?,
         };
-        let candidates: Vec<(Registration, Target, String)> = self
-            .registrations()
+        self.check_fresh(&chosen, request)?;
+        Ok(chosen)
+    }
+
+    /// The live registrations of the request's instance (any, without one) that declare the
+    /// capability, with its target and description.
+    fn candidates(&self, parsed: CapabilityId<'_>, request: &InvokeRequest) -> Vec<Resolved> {
+        self.registrations()
             .into_iter()
-            .filter(instance_matches)
+            .filter(|r| instance_matches(request, &r.instance_id))
             .filter_map(|r| {
                 let def = r.def.clone();
-                let found = match parsed {
+                let (target, description) = match parsed {
                     CapabilityId::View {
                         component_type,
                         name,
@@ -373,118 +387,94 @@ impl Surface {
                             )
                         }),
                     CapabilityId::View { .. } => None,
-                };
-                found.map(|(target, description)| (r, target, description))
+                }?;
+                Some(Resolved {
+                    registration: r,
+                    target,
+                    description,
+                })
             })
-            .collect();
-        let tombstones = self.tombstones();
-        let unmounted = || {
-            SurfaceError::new(
-                ErrorCode::ComponentUnmounted,
-                Retry::AfterRefresh,
-                format!("The component that owned {capability_id} is no longer mounted. Refresh the catalog before calling it."),
-            )
-            .with_details(object([("phase", "resolve".into())]))
-        };
-        let chosen = match &request.registration_id {
-            Some(token) => match candidates
-                .into_iter()
-                .enumerate()
-                .find(|(_, (r, _, _))| &r.id == token)
-            {
-                Some((_, chosen)) => chosen,
-                None => {
-                    let live: Vec<String> = self
-                        .registrations()
-                        .into_iter()
-                        .filter(|r| {
-                            r.capability_ids().contains(capability_id) && instance_matches(r)
-                        })
-                        .map(|r| r.id)
-                        .collect();
-                    let replaced = tombstones.iter().any(|t| &t.registration_id == token);
-                    return Err(match live.first() {
-                        Some(live_id) => SurfaceError::new(
-                            ErrorCode::StaleCapability,
-                            Retry::AfterRefresh,
-                            format!("{capability_id} was re-registered since the catalog was taken. Refresh the catalog and call it again."),
-                        )
-                        .with_details(object([
-                            (
-                                "reason",
-                                if replaced { "registration-replaced" } else { "surface-reloaded" }.into(),
-                            ),
-                            ("liveRegistrationId", live_id.as_str().into()),
-                        ])),
-                        None if replaced => unmounted(),
-                        None => SurfaceError::not_found(capability_id),
-                    });
-                }
-            },
-            None => {
-                let mut candidates = candidates;
-                match candidates.len() {
-                    0 => {
-                        let instance_ok = |t: &super::Tombstone| {
-                            request
-                                .instance_id
-                                .as_ref()
-                                .is_none_or(|i| &t.instance_id == i)
-                        };
-                        let gone = tombstones
-                            .iter()
-                            .any(|t| t.capability_ids.contains(capability_id) && instance_ok(t));
-                        return Err(if gone {
-                            unmounted()
-                        } else {
-                            SurfaceError::not_found(capability_id)
-                        });
-                    }
-                    1 => candidates.remove(0),
-                    _ => {
-                        let instances: Vec<Value> = candidates
-                            .iter()
-                            .map(|(r, _, _)| {
-                                object([
-                                    ("instanceId", r.instance_id.as_str().into()),
-                                    ("registrationId", r.id.as_str().into()),
-                                    ("description", r.def.description.clone().into()),
-                                ])
-                            })
-                            .collect();
-                        return Err(SurfaceError::new(
-                            ErrorCode::AmbiguousInstance,
-                            Retry::WithChanges,
-                            format!("{capability_id} is mounted more than once. Call it again with one of the listed instanceIds."),
-                        )
-                        .with_details(object([("instances", instances.into())])));
-                    }
-                }
+            .collect()
+    }
+
+    /// The candidate the catalog's registration token names; when none does, why: the
+    /// capability was re-registered (stale), its component is gone, or it never was.
+    fn choose_by_token(
+        &self,
+        candidates: Vec<Resolved>,
+        token: &str,
+        request: &InvokeRequest,
+    ) -> Result<Resolved, SurfaceError> {
+        if let Some(chosen) = candidates.into_iter().find(|c| c.registration.id == token) {
+            return Ok(chosen);
+        }
+        let capability_id = &request.capability_id;
+        let live = self.registrations().into_iter().find(|r| {
+            r.capability_ids().contains(capability_id) && instance_matches(request, &r.instance_id)
+        });
+        let replaced = self.tombstones().iter().any(|t| t.registration_id == token);
+        Err(match live {
+            Some(live) => SurfaceError::re_registered(capability_id, replaced, &live.id),
+            None if replaced => SurfaceError::unmounted(capability_id),
+            None => SurfaceError::not_found(capability_id),
+        })
+    }
+
+    /// The one candidate; none is "unmounted" when a tombstone still names the capability,
+    /// two or more are ambiguous.
+    fn choose_unique(
+        &self,
+        mut candidates: Vec<Resolved>,
+        request: &InvokeRequest,
+    ) -> Result<Resolved, SurfaceError> {
+        let capability_id = &request.capability_id;
+        match candidates.len() {
+            0 => {
+                let gone = self.tombstones().iter().any(|t| {
+                    t.capability_ids.contains(capability_id)
+                        && instance_matches(request, &t.instance_id)
+                });
+                Err(if gone {
+                    SurfaceError::unmounted(capability_id)
+                } else {
+                    SurfaceError::not_found(capability_id)
+                })
             }
-        };
-        let (registration, target, description) = chosen;
-        if let Target::Procedure { index } = &target {
-            let effect = registration.def.procedures[*index].effect;
-            let guarded = matches!(effect, Effect::Destructive | Effect::ExternalSideEffect);
-            if guarded
-                && request
-                    .surface_version
-                    .as_ref()
-                    .is_some_and(|v| *v != self.version())
-            {
-                return Err(SurfaceError::new(
-                    ErrorCode::StaleCapability,
-                    Retry::AfterRefresh,
-                    format!("The screen changed since {capability_id} was offered. Refresh the catalog and call it again."),
-                )
-                .with_details(object([("reason", "surface-version-mismatch".into())])));
+            1 => Ok(candidates.remove(0)),
+            _ => {
+                let instances: Vec<Value> = candidates
+                    .iter()
+                    .map(|c| {
+                        let r = &c.registration;
+                        object([
+                            ("instanceId", r.instance_id.as_str().into()),
+                            ("registrationId", r.id.as_str().into()),
+                            ("description", r.def.description.clone().into()),
+                        ])
+                    })
+                    .collect();
+                Err(SurfaceError::ambiguous(capability_id, instances))
             }
         }
-        Ok(Resolved {
-            registration,
-            target,
-            description,
-        })
+    }
+
+    /// A destructive or external procedure offered on an older surface is refused: the screen
+    /// the user saw is not the one it would act on.
+    fn check_fresh(&self, chosen: &Resolved, request: &InvokeRequest) -> Result<(), SurfaceError> {
+        let Target::Procedure { index } = chosen.target else {
+            return Ok(());
+        };
+        let effect = chosen.registration.def.procedures[index].effect;
+        let guarded = matches!(effect, Effect::Destructive | Effect::ExternalSideEffect);
+        if guarded
+            && request
+                .surface_version
+                .as_ref()
+                .is_some_and(|v| *v != self.version())
+        {
+            return Err(SurfaceError::screen_changed(&request.capability_id));
+        }
+        Ok(())
     }
 
     /// Phases 9–10: run the handler (racing unmount unless it navigates) and check its output.

@@ -3,23 +3,26 @@
 //! settle-wait and the deadline, an [`AbortSignal`], the app's [`TurnUi`] (pathname,
 //! `until`, `confirm`) and a [`TurnObserver`] for frames and loop events.
 
+mod catalog;
 mod dispatch;
+pub mod meta;
 
 #[cfg(test)]
 mod tests;
 
+use catalog::StepCatalog;
 pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
+use dpas_protocol::catalog::SURFACE_ACT;
+use meta::dispatch_meta;
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
 use crate::guard::{unexecuted_results, LoopGuard};
-use crate::meta::{dispatch_meta, meta_catalog};
-use crate::projection::{project, Projection};
+use crate::projection::Projection;
 use crate::registry::Surface;
 use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
 use crate::vec_map::VecMap;
-use dpas_protocol::catalog::SURFACE_ACT;
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{
@@ -503,19 +506,7 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
             );
         }
         let scope = turn.scope();
-        let projection = match turn.options.catalog_mode {
-            CatalogMode::Direct => project(env.surface, &scope),
-            CatalogMode::Meta => {
-                let (descriptors, state) = meta_catalog();
-                Projection {
-                    surface_version: env.surface.version(),
-                    descriptors,
-                    state,
-                    bindings: Vec::new(),
-                    undecodable: Vec::new(),
-                }
-            }
-        };
+        let projection = StepCatalog(turn.options.catalog_mode).project(env.surface, &scope);
         if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
             return (TurnStatus::Error, Some(body(error)));
         }

@@ -13,8 +13,9 @@
 use crate::capability::Effect;
 use crate::envelope::{ErrorCode, Retry, SurfaceError};
 
+use super::{invoke_confirmed, Dispatched, TurnUi};
+use crate::projection::Projection;
 use crate::registry::{InvokeRequest, SnapshotOptions, Surface, SurfaceVersion};
-use crate::turn::{invoke_confirmed, Dispatched, TurnUi};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
 use dpas_protocol::json::object;
 use dpas_protocol::tool::{WireToolDescriptor, WireToolState};
@@ -34,6 +35,18 @@ pub fn meta_catalog() -> (Vec<WireToolDescriptor>, Vec<WireToolState>) {
         })
         .collect();
     (descriptors, state)
+}
+
+/// What a meta-mode step offers the model: the meta catalog, nothing projected.
+pub fn meta_projection(surface: &Surface) -> Projection {
+    let (descriptors, state) = meta_catalog();
+    Projection {
+        surface_version: surface.version(),
+        descriptors,
+        state,
+        bindings: Vec::new(),
+        undecodable: Vec::new(),
+    }
 }
 
 /// Pairwise intersection of a requested scope with the floor: the more specific of two
