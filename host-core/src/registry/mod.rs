@@ -617,10 +617,10 @@ impl Surface {
     /// Re-evaluates availability and records it; the event names what flipped, if anything.
     fn availability_flips(&self) -> Option<SurfaceEvent> {
         let registrations = self.registrations();
-        let evaluated: Vec<(String, Vec<(String, bool)>)> = registrations
-            .iter()
-            .map(|r| (r.id.clone(), r.availability_map()))
-            .collect();
+        let mut evaluated = Vec::with_capacity(registrations.len());
+        for r in &registrations {
+            evaluated.push((r.id.clone(), r.availability_map()));
+        }
         let mut flipped = Vec::new();
         {
             let mut state = self.inner.state.borrow_mut();
