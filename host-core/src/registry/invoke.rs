@@ -592,11 +592,12 @@ fn effective_procedure_input(
             issues_value(&[issue]),
         ));
     };
-    let locked: Vec<String> = bound
-        .iter()
-        .filter(|f| f.locked && agent.contains_key(&f.path))
-        .map(|f| f.path.clone())
-        .collect();
+    let mut locked = Vec::new();
+    for f in bound {
+        if f.locked && agent.contains_key(&f.path) {
+            locked.push(f.path.clone());
+        }
+    }
     if !locked.is_empty() {
         return Err(SurfaceError::locked_fields(capability_id, locked));
     }
