@@ -1,7 +1,7 @@
 //! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
 //! it is available, never observation output.
 
-use super::{Registration, Surface, SurfaceVersion};
+use super::{Surface, SurfaceVersion};
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
