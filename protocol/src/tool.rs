@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json::{ObjectWriter, WriteJson};
+
 crate::wire_enum! {
     /// The plane a tool belongs to: a view action or a domain operation.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -85,4 +87,46 @@ crate::wire_enum! {
 pub struct Truncated {
     pub dropped: u64,
     pub reason: TruncationReason,
+}
+
+impl WriteJson for WireToolDescriptor {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("wireName", &self.wire_name)
+            .field("canonicalId", &self.canonical_id)
+            .field("plane", &self.plane)
+            .field("description", &self.description)
+            .field("inputSchema", &self.input_schema)
+            .field("effect", &self.effect)
+            .field("confirmation", &self.confirmation)
+            .opt_field("available", self.available.as_ref().map(|v| v as _))
+            .opt_field(
+                "unavailableReason",
+                self.unavailable_reason.as_ref().map(|v| v as _),
+            )
+            .end();
+    }
+}
+
+impl WriteJson for WireToolState {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("wireName", &self.wire_name)
+            .field("available", &self.available)
+            .opt_field(
+                "unavailableReason",
+                self.unavailable_reason.as_ref().map(|v| v as _),
+            )
+            .opt_field("note", self.note.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for Truncated {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("dropped", &self.dropped)
+            .field("reason", &self.reason)
+            .end();
+    }
 }
