@@ -43,6 +43,8 @@ pub struct DomainHalf {
     pub tools: Vec<DomainTool>,
     /// The tools' `info`, in the same order: what `step-start` lists and collisions check.
     pub infos: Vec<DomainToolInfo>,
+    /// `infos` as JSON, serialised once: `step-start` splices these bytes in on every step.
+    pub infos_json: Box<[u8]>,
     /// Wire names withheld because they cannot be audited under one id.
     pub undecodable: Vec<String>,
     /// How many capabilities discovery returned (offered and withheld).
@@ -265,8 +267,12 @@ fn domain_half(
             input_schema: Arc::new(info.input_schema),
         });
     }
+    let infos: Vec<DomainToolInfo> = tools.iter().map(|t| t.info.clone()).collect();
     DomainHalf {
-        infos: tools.iter().map(|t| t.info.clone()).collect(),
+        infos_json: serde_json::to_vec(&infos)
+            .expect("strings and booleans always serialise")
+            .into(),
+        infos,
         tools,
         undecodable,
         discovered: count,
