@@ -28,9 +28,12 @@ const peer = withPeer ? side("peer") : null;
 const first = read("ours-decay-first.json");
 const last = read("ours-decay-last.json");
 const fill = read("ours-decay-fill.json");
+const decayRuns = [first, fill, last].filter(Boolean);
 const decay = first && last
   ? {
       steps: first.requests + (fill?.requests ?? 0) + last.requests,
+      notStored: decayRuns.reduce((n, r) => n + (r.not_stored ?? 0), 0),
+      conversations: last.generation + 1,
       firstSecondRps: first.rps,
       lastSecondRps: last.rps,
       ratio: last.rps / first.rps,
@@ -55,6 +58,8 @@ writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
 const f1 = (n) => (n == null ? "—" : n.toFixed(1));
 const f0 = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
 const errors = (l) => (l && (l.non2xx || l.socket_errors) ? ` (${l.non2xx + l.socket_errors} errors)` : "");
+// Answers with a `thread.full` frame: served, but the step was not stored.
+const unstored = (l) => (l?.not_stored ? ` (${f0(l.not_stored)} not stored)` : "");
 const rows = [["load", "host-server steps/s", "p50 ms", "p99 ms", ...(peer ? ["peer steps/s", "p50 ms", "p99 ms", "ratio"] : [])]];
 for (const mode of ["same", "fresh"]) {
   for (const conns of [1, 8, 64]) {
@@ -62,8 +67,8 @@ for (const mode of ["same", "fresh"]) {
     const p = peer?.loads[`${mode}-${conns}`];
     rows.push([
       `${mode} conversation, ${conns} conn`,
-      f0(o?.rps) + errors(o), f1(o?.p50_ms), f1(o?.p99_ms),
-      ...(peer ? [f0(p?.rps) + errors(p), f1(p?.p50_ms), f1(p?.p99_ms), o && p ? `${(o.rps / p.rps).toFixed(1)}×` : "—"] : []),
+      f0(o?.rps) + errors(o) + unstored(o), f1(o?.p50_ms), f1(o?.p99_ms),
+      ...(peer ? [f0(p?.rps) + errors(p) + unstored(p), f1(p?.p50_ms), f1(p?.p99_ms), o && p ? `${(o.rps / p.rps).toFixed(1)}×` : "—"] : []),
     ]);
   }
 }
@@ -76,9 +81,14 @@ console.log(`\n${machine}; ${result.secondsPerLoad} s per load\n`);
 console.log(line(rows[0]));
 console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
 for (const r of rows.slice(1)) console.log(line(r));
+console.log(
+  "\nSame conversation: 133 steps (the 400-message thread cap) into a conversation, then the next;" +
+    " every step counted is stored, but for the answers marked 'not stored' (a thread.full frame).",
+);
 if (decay) {
   console.log(
-    `\nhost-server, ${f0(decay.steps)} steps into one conversation at 8 conn: first second ${f0(decay.firstSecondRps)} steps/s, ` +
+    `\nhost-server, ${f0(decay.steps)} steps at 8 conn (${f0(decay.conversations)} conversations, ` +
+      `${f0(decay.notStored)} not stored): first second ${f0(decay.firstSecondRps)} steps/s, ` +
       `last second ${f0(decay.lastSecondRps)} steps/s (${decay.ratio.toFixed(2)}×); RSS ${f1(decay.rssStartMb)} → ${f1(decay.rssEndMb)} MB`,
   );
 }

@@ -5,6 +5,11 @@
 # table and writes the figures to target/bench/bench.json. Never run by CI: figures are
 # printed, not asserted.
 #
+# A stored thread holds at most 400 messages (a step adds 3), so the same-conversation loads
+# and the decay run post 133 steps into a conversation and then move on to the next one
+# (bench/wrk/step.lua): every step they count is a stored step. Answers that still say
+# `thread.full` (answered, not stored) are counted and printed beside the figures.
+#
 #   scripts/bench.sh              # 5 s per load; about 2 minutes once built
 #   BENCH_SECONDS=10 scripts/bench.sh
 #   BENCH_PEER=0 scripts/bench.sh # host-server only
@@ -64,7 +69,7 @@ load() {
   shift 3
   local threads=$((conns < 2 ? conns : 2))
   BENCH_BODY="$body" BENCH_MODE="$mode" BENCH_COOKIE="$cookie" BENCH_OUT="$work/$name.json" \
-    wrk -t"$threads" -c"$conns" -s "$lua" "$@" "$url/agent/chat" >"$work/$name.txt"
+    BENCH_THREADS="$threads" wrk -t"$threads" -c"$conns" -s "$lua" "$@" "$url/agent/chat" >"$work/$name.txt"
 }
 
 # measure LABEL: runs every load against $url and records the figures under LABEL.
@@ -79,17 +84,21 @@ measure() {
   for conns in 1 8 64; do
     for mode in same fresh; do
       echo "  $label: $mode conversation, $conns connection(s)…" >&2
-      load "$label-$mode-$conns" "$conns" "$mode" -d"${seconds}s"
+      # Each load's conversations are its own (a fresh server's threads, not another load's).
+      BENCH_CONVERSATION="cnv_${mode}_${conns}_$RANDOM" load "$label-$mode-$conns" "$conns" "$mode" -d"${seconds}s"
     done
   done
   rss_kb "$serve_pid" VmHWM >"$work/$label-peak-kb"
 }
 
-# decay LABEL: one fresh conversation: its first second, BENCH_DECAY_STEPS steps into it, then
-# its last second, with the resident memory at both ends.
+# next_generation FILE → the conversation after the last one a same-conversation load posted to.
+next_generation() { sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$1" | awk '{print $1 + 1}'; }
+
+# decay LABEL: BENCH_DECAY_STEPS stored steps, 133 to a conversation: the first second, the
+# fill, then the last second, with the resident memory at both ends.
 decay() {
   local label=$1 conv="cnv_decay_$RANDOM"
-  echo "  $label: $decay_steps steps into one conversation…" >&2
+  echo "  $label: $decay_steps steps, 133 to a conversation…" >&2
   rss_kb "$serve_pid" VmRSS >"$work/$label-decay-rss-start"
   BENCH_CONVERSATION=$conv load "$label-decay-first" 8 same -d1s
   # wrk runs for a duration, not a count: fill for as long as the first second's rate needs.
@@ -97,10 +106,13 @@ decay() {
   first=$(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$work/$label-decay-first.json")
   fill=$(((decay_steps - first + first - 1) / (first > 0 ? first : 1)))
   fill=$((fill > 60 ? 60 : fill)) # keeps the whole run within ~3 minutes on a slow machine
+  local generation
+  generation=$(next_generation "$work/$label-decay-first.json")
   if [ "$fill" -gt 0 ]; then
-    BENCH_CONVERSATION=$conv load "$label-decay-fill" 8 same -d"${fill}s"
+    BENCH_CONVERSATION=$conv BENCH_GENERATION=$generation load "$label-decay-fill" 8 same -d"${fill}s"
+    generation=$(next_generation "$work/$label-decay-fill.json")
   fi
-  BENCH_CONVERSATION=$conv load "$label-decay-last" 8 same -d1s
+  BENCH_CONVERSATION=$conv BENCH_GENERATION=$generation load "$label-decay-last" 8 same -d1s
   rss_kb "$serve_pid" VmRSS >"$work/$label-decay-rss-end"
 }
 

@@ -1,12 +1,20 @@
 -- wrk script for scripts/bench.sh: POSTs the step request in BENCH_BODY with the session cookie
 -- in BENCH_COOKIE. BENCH_MODE=fresh gives every request a conversation id of its own;
--- BENCH_MODE=same keeps the file's id, or BENCH_CONVERSATION when set. At the end it writes the
--- figures as JSON to BENCH_OUT.
+-- BENCH_MODE=same posts every request into one conversation (BENCH_CONVERSATION, else the
+-- file's id) until it holds BENCH_STEPS_PER_CONVERSATION steps, then into the next one
+-- (`<id>_1`, `<id>_2`, … from BENCH_GENERATION on): a stored thread is capped (400 messages),
+-- and a step past the cap is answered but not stored, so without the turn-over a long run
+-- would measure refused writes. Each wrk thread posts the same share of every conversation's
+-- steps, so together they fill it exactly once. Answers carrying a `thread.full` frame (steps
+-- not stored) are counted all the same. At the end it writes the figures as JSON to BENCH_OUT.
 
 local body_file = os.getenv("BENCH_BODY")
 local mode = os.getenv("BENCH_MODE") or "same"
 local out = os.getenv("BENCH_OUT")
 local fixed = os.getenv("BENCH_CONVERSATION")
+local per_conversation = tonumber(os.getenv("BENCH_STEPS_PER_CONVERSATION") or "133")
+local first_generation = tonumber(os.getenv("BENCH_GENERATION") or "0")
+local wrk_threads = tonumber(os.getenv("BENCH_THREADS") or "1")
 
 local threads = {}
 local counter = 1
@@ -17,7 +25,11 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local prefix, suffix, n = nil, nil, 0
+local prefix, suffix, n, id = nil, nil, 0, nil
+-- This thread's share of a conversation's steps and the requests it has sent; the answers
+-- that said the step was not stored, and the conversation posted to last (read by `done`).
+local share, sent = math.max(1, math.floor(per_conversation / wrk_threads)), 0
+full, generation = 0, first_generation
 
 function init(args)
   local f = assert(io.open(body_file, "rb"))
@@ -27,10 +39,7 @@ function init(args)
   assert(s, "the request has no conversationId")
   prefix = body:sub(1, s - 1) .. '"conversationId": "'
   suffix = '"' .. body:sub(e + 1)
-  if mode == "same" then
-    local id = fixed or body:sub(s, e):match('"([^"]*)"$')
-    wrk.body = prefix .. id .. suffix
-  end
+  id = fixed or body:sub(s, e):match('"([^"]*)"$')
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Cookie"] = os.getenv("BENCH_COOKIE")
@@ -41,18 +50,35 @@ function request()
     n = n + 1
     return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. tid .. "_" .. n .. suffix)
   end
-  return wrk.format()
+  generation = first_generation + math.floor(sent / share)
+  sent = sent + 1
+  local conversation = generation == 0 and id or (id .. "_" .. generation)
+  return wrk.format(nil, nil, nil, prefix .. conversation .. suffix)
+end
+
+if mode == "same" then
+  -- Only the same-conversation loads read the answers (wrk then keeps each body).
+  function response(status, headers, body)
+    if body:find('"thread.full"', 1, true) then
+      full = full + 1
+    end
+  end
 end
 
 function done(summary, latency, requests)
   if not out then return end
+  local not_stored, last_generation = 0, first_generation
+  for _, t in ipairs(threads) do
+    not_stored = not_stored + (t:get("full") or 0)
+    last_generation = math.max(last_generation, t:get("generation") or 0)
+  end
   local f = assert(io.open(out, "w"))
   local seconds = summary.duration / 1e6
   local e = summary.errors
   f:write(string.format(
-    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d}\n',
+    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d,"not_stored":%d,"generation":%d}\n',
     summary.requests, seconds, summary.requests / seconds,
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-    e.status, e.connect + e.read + e.write + e.timeout))
+    e.status, e.connect + e.read + e.write + e.timeout, not_stored, last_generation))
   f:close()
 end

@@ -8,7 +8,7 @@
 
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
-use dpas_protocol::json::object;
+use dpas_protocol::json::{object, write_str, ObjectWriter, WriteJson};
 use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
     ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
@@ -89,6 +89,89 @@ pub struct ConversationState {
     pub inspector: Vec<InspectorEvent>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
+}
+
+// The views' JSON text for JS, the bytes of their `Serialize` derives (tested below), written
+// without a serializer (`dpas_protocol::json`).
+
+impl WriteJson for ChatRole {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            match self {
+                Self::User => "user",
+                Self::Assistant => "assistant",
+            },
+            out,
+        );
+    }
+}
+
+impl WriteJson for ToolCallState {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            match self {
+                Self::Running => "running",
+                Self::Done => "done",
+                Self::Error => "error",
+            },
+            out,
+        );
+    }
+}
+
+impl WriteJson for ToolCallView {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("toolCallId", &self.tool_call_id)
+            .field("wireName", &self.wire_name)
+            .field("canonicalId", &self.canonical_id)
+            .field("executor", &self.executor)
+            .field("input", &self.input)
+            .field("state", &self.state)
+            .opt_field("result", self.result.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for ChatMessageView {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("id", &self.id)
+            .field("role", &self.role)
+            .field("text", &self.text)
+            .field("reasoning", &self.reasoning)
+            .field("toolCalls", &self.tool_calls)
+            .end();
+    }
+}
+
+impl WriteJson for InspectorEvent {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("lane", &self.lane)
+            .field("eventType", &self.event_type)
+            .field("summary", &self.summary)
+            .field("at", &self.at)
+            .opt_field("data", self.data.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for ConversationState {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("conversationId", &self.conversation_id)
+            .field("messages", &self.messages)
+            .field("isRunning", &self.is_running)
+            .opt_field("turnUsage", self.turn_usage.as_ref().map(|v| v as _))
+            .opt_field(
+                "conversationUsage",
+                self.conversation_usage.as_ref().map(|v| v as _),
+            )
+            .field("inspector", &self.inspector)
+            .opt_field("error", self.error.as_ref().map(|v| v as _))
+            .end();
+    }
 }
 
 /// The byte offset of two ASCII bytes in a row (always a char boundary: ASCII bytes never
@@ -508,6 +591,15 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// What JS gets (`dpas_protocol::json`'s text) is what the `Serialize` derives write.
+    #[track_caller]
+    fn assert_written_as_derived(state: &ConversationState) {
+        assert_eq!(
+            dpas_protocol::json::to_string(state),
+            serde_json::to_string(state).unwrap()
+        );
+    }
+
     fn usage(input: u64) -> Value {
         json!({ "inputTokens": input, "outputTokens": 2, "totalTokens": input + 2, "reasoningTokens": 1, "reportedSteps": 1 })
     }
@@ -583,6 +675,7 @@ mod tests {
             3.0,
         );
         let state = conversation.state();
+        assert_written_as_derived(state);
         assert!(state.is_running);
         assert_eq!(state.messages.len(), 2);
         let assistant = &state.messages[1];
@@ -624,6 +717,7 @@ mod tests {
         );
         conversation.observe_frame(&finish(Some(usage(20))), 5.0);
         let state = conversation.state();
+        assert_written_as_derived(state);
         assert_eq!(state.messages[1].tool_calls[1].state, ToolCallState::Error);
         assert_eq!(state.messages.len(), 3);
         assert_eq!(state.messages[2].text, "Done.");
@@ -745,6 +839,7 @@ mod tests {
             error: Some(error.clone()),
         });
         assert_eq!(conversation.state().error, Some(error));
+        assert_written_as_derived(conversation.state());
         assert_eq!(
             conversation.state().messages[1].tool_calls[0].state,
             ToolCallState::Error
@@ -768,6 +863,7 @@ mod tests {
         assert_eq!(inspector.len(), MAX_INSPECTOR_EVENTS);
         assert_eq!(inspector[0].at, 1.0);
         assert_eq!(inspector[0].event_type, "catalog.undecodable");
+        assert_written_as_derived(conversation.state());
     }
 
     #[test]

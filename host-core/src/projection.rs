@@ -110,20 +110,23 @@ fn sanitized(registration_id: &str) -> String {
 }
 
 fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<Entry>) {
-    let snapshot = surface.snapshot(&SnapshotOptions {
+    let mut snapshot = surface.snapshot(&SnapshotOptions {
         scope: scope.to_vec(),
         include_unavailable: true,
     });
     let mut entries = Vec::new();
-    for component in &snapshot.components {
+    // The snapshot is this function's own: its schemas move into the entries, not copied.
+    for i in 0..snapshot.components.len() {
+        let kind = &snapshot.components[i].component_type;
         let multi = snapshot
             .components
             .iter()
-            .filter(|c| c.component_type == component.component_type)
+            .filter(|c| c.component_type == *kind)
             .count()
             > 1;
+        let component = &mut snapshot.components[i];
         let view =
-            |capability_id: &str, effect, confirmation, description: &str, schema: &Value| Entry {
+            |capability_id: &str, effect, confirmation, description: &str, schema: Value| Entry {
                 canonical_id: capability_id.to_owned(),
                 wire_instance: multi.then(|| component.instance_id.clone()),
                 binding_instance: component.instance_id.clone(),
@@ -132,38 +135,38 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
                 effect,
                 confirmation,
                 description: description.to_owned(),
-                input_schema: schema.clone(),
+                input_schema: schema,
                 available: true,
                 unavailable_reason: None,
                 note: None,
             };
-        let empty = empty_object_schema();
         for o in &component.observations {
             let mut entry = view(
                 &o.capability_id,
                 Effect::Read,
                 Confirmation::Never,
                 &o.description,
-                &empty,
+                empty_object_schema(),
             );
             (entry.available, entry.unavailable_reason) =
                 (o.available, o.unavailable_reason.clone());
             entries.push(entry);
         }
-        for a in &component.actions {
+        for a in &mut component.actions {
             let mut entry = view(
                 &a.capability_id,
                 a.effect,
                 a.confirmation,
                 &a.description,
-                &a.input_schema,
+                std::mem::take(&mut a.input_schema),
             );
             (entry.available, entry.unavailable_reason) =
                 (a.available, a.unavailable_reason.clone());
             entries.push(entry);
         }
     }
-    for p in &snapshot.procedures {
+    for i in 0..snapshot.procedures.len() {
+        let p = &snapshot.procedures[i];
         let contexts: Vec<&str> = snapshot
             .procedures
             .iter()
@@ -183,6 +186,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
             }
             _ => Some(sanitized(&p.registration_id)),
         };
+        let p = &mut snapshot.procedures[i];
         entries.push(Entry {
             canonical_id: p.procedure_id.clone(),
             wire_instance,
@@ -192,7 +196,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
             effect: p.effect,
             confirmation: p.confirmation,
             description: p.description.clone(),
-            input_schema: p.input_schema.clone(),
+            input_schema: std::mem::take(&mut p.input_schema),
             available: p.available,
             unavailable_reason: p.unavailable_reason.clone(),
             note: p.contextual_note.clone(),

@@ -73,9 +73,7 @@ impl Issue {
 
 /// Checks that a schema stays inside the supported subset.
 pub fn check_schema(schema: &Value, patterns: &dyn PatternEngine) -> Result<(), String> {
-    let size = serde_json::to_string(schema)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX);
+    let size = json_text(schema).len();
     if size > MAX_SCHEMA_BYTES {
         return Err(format!(
             "schema is {size} bytes, over the limit of {MAX_SCHEMA_BYTES}"

@@ -161,7 +161,7 @@ impl AppBuilder {
             builder = builder.clock(c);
         }
         let hub = self.audit.unwrap_or_default();
-        let audit_log = AuditLog::start(pool.clone(), &hub);
+        let audit_log = AuditLog::start(pool.clone(), &hub, self.config.audit_retention);
         builder = builder.audit(hub);
         let ledger = if self.demo_domain {
             let ledger = match self.ledger_today {

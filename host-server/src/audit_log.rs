@@ -4,6 +4,12 @@
 //! The cursor is the table's `seq`, which only grows. On PostgreSQL writers append under an
 //! advisory lock ([`LockKey::Audit`]), so `seq` order is commit order on every replica and a
 //! reader that asks for `seq > since` never skips a row that commits after it read.
+//!
+//! Retention (`--audit-retention`): with a row limit, the batch the writer stores once a 64th
+//! of the limit has been written since the last prune also deletes the rows more than the
+//! limit behind the newest, at most [`PRUNE_MAX`] at a time, so an in-memory database stops
+//! growing and no step waits behind one long delete. A cursor older than the oldest row kept
+//! reads on from that row.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,11 +18,19 @@ use serde_json::Value;
 use sqlx::Row;
 use tokio::sync::{mpsc, watch};
 
+use crate::config::AuditRetention;
 use crate::db::{Arg, Backend, Db, LockKey};
 use crate::runtime::{AuditEntry, AuditHub};
 
 /// Entries written per transaction at most.
 const BATCH: usize = 256;
+/// Rows one batch deletes at most: more than a batch adds, so a table over its limit (a
+/// lowered `--audit-retention` on a file) shrinks a little with every batch.
+const PRUNE_MAX: i64 = 4 * BATCH as i64;
+/// Deletes what a row limit no longer keeps: rows more than `$1` behind the newest, and of
+/// those the oldest `$2` only (the two bounds together are the smaller).
+const PRUNE: &str = "DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - $1 \
+     AND seq < (SELECT MIN(seq) FROM audit) + $2";
 /// Attempts at writing one batch before it is given up (and logged).
 const ATTEMPTS: u32 = 5;
 /// Most entries one `GET /api/audit` returns.
@@ -40,13 +54,17 @@ pub struct StoredEntry {
 }
 
 impl AuditLog {
-    /// Attaches a writer to `hub` that appends each entry it records to the audit table.
-    /// Must be called inside a Tokio runtime.
-    pub fn start(db: Db, hub: &AuditHub) -> Self {
+    /// Attaches a writer to `hub` that appends each entry it records to the audit table and
+    /// keeps the table within `retention`. Must be called inside a Tokio runtime.
+    pub fn start(db: Db, hub: &AuditHub, retention: AuditRetention) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let (done, written) = watch::channel(hub.recorded());
         hub.attach_sink(tx);
-        tokio::spawn(write_loop(db.clone(), rx, done));
+        let keep = match retention {
+            AuditRetention::All => None,
+            AuditRetention::Rows(n) => Some(i64::try_from(n.get()).unwrap_or(i64::MAX)),
+        };
+        tokio::spawn(write_loop(db.clone(), rx, done, keep));
         Self {
             db,
             hub: hub.clone(),
@@ -107,7 +125,11 @@ async fn write_loop(
     db: Db,
     mut rx: mpsc::UnboundedReceiver<(u64, Arc<AuditEntry>)>,
     done: watch::Sender<u64>,
+    keep: Option<i64>,
 ) {
+    // Rows stored since the last prune; the first batch prunes (a file kept from a run with
+    // another limit).
+    let mut unpruned = i64::MAX;
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < BATCH {
@@ -117,9 +139,16 @@ async fn write_loop(
             }
         }
         let last = batch.last().map_or(0, |(n, _)| *n);
+        unpruned = unpruned.saturating_add(i64::try_from(batch.len()).unwrap_or(i64::MAX));
+        let prune = keep.filter(|&keep| unpruned >= prune_every(keep));
         for attempt in 1..=ATTEMPTS {
-            match write_batch(&db, &batch).await {
-                Ok(()) => break,
+            match write_batch(&db, &batch, prune).await {
+                Ok(()) => {
+                    if prune.is_some() {
+                        unpruned = 0;
+                    }
+                    break;
+                }
                 Err(e) if attempt == ATTEMPTS => {
                     tracing::error!(error = %e, lost = batch.len(), "audit entries could not be stored");
                 }
@@ -133,7 +162,21 @@ async fn write_loop(
     }
 }
 
-async fn write_batch(db: &Db, batch: &[(u64, Arc<AuditEntry>)]) -> Result<(), sqlx::Error> {
+/// How many rows are stored between two prunes under a limit of `keep` rows: a 64th of it,
+/// at most a [`BATCH`] (so a prune deletes fewer than [`PRUNE_MAX`] and keeps up). The table
+/// then holds at most about 1.6% more than `keep`, and a prune's statement is paid once per
+/// many steps rather than on every batch.
+fn prune_every(keep: i64) -> i64 {
+    (keep / 64).clamp(1, BATCH as i64)
+}
+
+/// Stores a batch in one statement and, given a row limit `prune`, prunes the table down to
+/// it in the same session (on PostgreSQL the same transaction, under the same lock).
+async fn write_batch(
+    db: &Db,
+    batch: &[(u64, Arc<AuditEntry>)],
+    prune: Option<i64>,
+) -> Result<(), sqlx::Error> {
     let mut texts = Vec::with_capacity(batch.len());
     for (_, entry) in batch {
         texts.push(
@@ -149,7 +192,8 @@ async fn write_batch(db: &Db, batch: &[(u64, Arc<AuditEntry>)]) -> Result<(), sq
         args.extend([Arg::from(entry.actor_id.as_deref()), text.as_str().into()]);
     }
     // One statement is its own transaction, and SQLite has one writer at a time anyway: on
-    // SQLite the batch is one statement on the direct connection.
+    // SQLite the batch is one statement on the direct connection (and the prune a second:
+    // neither needs the other to be atomic).
     let mut session = match db.backend() {
         Backend::Sqlite => db.session().await?,
         Backend::Postgres => {
@@ -159,5 +203,10 @@ async fn write_batch(db: &Db, batch: &[(u64, Arc<AuditEntry>)]) -> Result<(), sq
         }
     };
     session.execute(&sql, &args).await?;
+    if let Some(keep) = prune {
+        session
+            .execute(PRUNE, &[keep.into(), PRUNE_MAX.into()])
+            .await?;
+    }
     session.commit().await
 }

@@ -19,6 +19,9 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Default audit rows kept by an in-memory database (`sqlite::memory:`): the table lives in
+/// the process, so it is bounded there; a file or PostgreSQL keeps every entry by default.
+pub const DEFAULT_MEMORY_AUDIT_ROWS: u64 = 10_000;
 /// Default time in-flight steps get to finish after SIGTERM, in seconds.
 pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
@@ -141,6 +144,10 @@ pub struct Cli {
     /// Seconds approvals are kept after they expire (decided or not); purged at start and hourly.
     #[arg(long, env = "DPAS_APPROVAL_RETENTION", default_value_t = DEFAULT_APPROVAL_RETENTION_SECS)]
     pub approval_retention: u64,
+    /// Audit entries the `audit` table keeps: the newest ROWS (older ones are deleted as new
+    /// ones are stored), or `all`. Default: 10000 with `sqlite::memory:`, else all.
+    #[arg(long, env = "DPAS_AUDIT_RETENTION", value_name = "ROWS|all", value_parser = parse_audit_retention)]
+    pub audit_retention: Option<AuditRetention>,
     /// An origin (`scheme://host[:port]`) other than the server's own whose browser requests
     /// may write; repeatable (the env var takes a comma-separated list).
     #[arg(
@@ -252,6 +259,35 @@ pub struct IdentityArgs {
     pub proxy_secret_header: String,
 }
 
+/// How many entries the audit table keeps (`--audit-retention`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditRetention {
+    /// Every entry, for good.
+    All,
+    /// The newest this many entries; older ones are deleted by the audit writer, a batch at
+    /// a time (`audit_log`).
+    Rows(std::num::NonZeroU64),
+}
+
+impl AuditRetention {
+    /// The default for a database URL: [`DEFAULT_MEMORY_AUDIT_ROWS`] in memory, else all.
+    pub fn default_for(database_url: &str) -> Self {
+        match std::num::NonZeroU64::new(DEFAULT_MEMORY_AUDIT_ROWS) {
+            Some(rows) if crate::db::is_memory(database_url) => Self::Rows(rows),
+            _ => Self::All,
+        }
+    }
+}
+
+fn parse_audit_retention(s: &str) -> Result<AuditRetention, String> {
+    if s == "all" {
+        return Ok(AuditRetention::All);
+    }
+    s.parse::<std::num::NonZeroU64>()
+        .map(AuditRetention::Rows)
+        .map_err(|_| "expected a whole number of rows of at least 1, or all".to_owned())
+}
+
 fn parse_positive(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
@@ -361,6 +397,8 @@ pub struct ServerConfig {
     pub secure_cookies: bool,
     /// How long approvals are kept after they expire.
     pub approval_retention: Duration,
+    /// How many audit entries the `audit` table keeps.
+    pub audit_retention: AuditRetention,
     /// Deadline for a request's head, and separately for its body.
     pub request_timeout: Duration,
     pub max_concurrent_steps: usize,
@@ -718,6 +756,9 @@ impl ServerConfig {
             .database
             .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         check_database_url(&database_url)?;
+        let audit_retention = cli
+            .audit_retention
+            .unwrap_or_else(|| AuditRetention::default_for(&database_url));
         Ok(Self {
             listen: cli.listen,
             database_url,
@@ -734,6 +775,7 @@ impl ServerConfig {
             session_ttl: Duration::from_secs(cli.session_ttl),
             secure_cookies: cli.secure_cookies.unwrap_or(!cli.listen.ip().is_loopback()),
             approval_retention: Duration::from_secs(cli.approval_retention),
+            audit_retention,
             request_timeout: Duration::from_secs(cli.request_timeout),
             max_concurrent_steps: cli.max_concurrent_steps,
             sign_in_per_minute: cli.sign_in_per_minute,
@@ -767,6 +809,7 @@ impl ServerConfig {
             session_ttl: Duration::from_secs(3600),
             secure_cookies: false,
             approval_retention: Duration::from_secs(DEFAULT_APPROVAL_RETENTION_SECS),
+            audit_retention: AuditRetention::default_for("sqlite::memory:"),
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             max_concurrent_steps: DEFAULT_MAX_CONCURRENT_STEPS,
             sign_in_per_minute: DEFAULT_SIGN_IN_PER_MINUTE,
@@ -1012,6 +1055,25 @@ mod tests {
             parse(&["--auth", "jwt", "--jwt-secret", secret]).unwrap()
         );
         assert!(!shown.contains(secret), "{shown}");
+    }
+
+    #[test]
+    fn audit_retention_is_bounded_in_memory_by_default_and_set_by_rows_or_all() {
+        let rows = |n| AuditRetention::Rows(std::num::NonZeroU64::new(n).unwrap());
+        let memory = ["--demo", "--database", "sqlite::memory:"];
+        assert_eq!(parse(&memory).unwrap().audit_retention, rows(10_000));
+        let file = ["--demo", "--database", "sqlite:///tmp/x.db"];
+        assert_eq!(parse(&file).unwrap().audit_retention, AuditRetention::All);
+        let given = |v: &str| parse(&[&memory[..], &["--audit-retention", v]].concat());
+        assert_eq!(given("all").unwrap().audit_retention, AuditRetention::All);
+        assert_eq!(given("250").unwrap().audit_retention, rows(250));
+        for bad in ["0", "x", "1e3", "ALL", ""] {
+            assert!(
+                given(bad).unwrap_err().contains("at least 1, or all"),
+                "{bad}"
+            );
+        }
+        assert!(given("-1").is_err());
     }
 
     #[test]

@@ -296,7 +296,8 @@ pub fn int(row: &AnyRow, column: &str) -> Result<i64, sqlx::Error> {
     sqlx::Row::try_get(row, column)
 }
 
-fn is_memory(url: &str) -> bool {
+/// Whether a SQLite URL names an in-memory database (`sqlite::memory:`, `mode=memory`).
+pub fn is_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 

@@ -166,8 +166,7 @@ pub fn meta_descriptors() -> Vec<WireToolDescriptor> {
 /// `json!`, whose per-leaf `unwrap` and generated code are the larger share in the browser
 /// build. The texts are constants, checked by the tests below.
 fn static_schema(text: &str) -> Value {
-    // From bytes, like every other parse in the browser build: one reader type, one parser.
-    serde_json::from_slice(text.as_bytes()).unwrap_or_default()
+    crate::json::parse(text.as_bytes()).unwrap_or_default()
 }
 
 #[cfg(test)]

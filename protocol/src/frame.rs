@@ -420,6 +420,15 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+impl crate::json::WriteJson for ErrorBody {
+    fn write_json(&self, out: &mut String) {
+        crate::json::ObjectWriter::new(out)
+            .field("code", &self.code)
+            .field("message", &self.message)
+            .end();
+    }
+}
+
 impl ErrorBody {
     pub fn host_code(&self) -> Option<HostErrorCode> {
         HostErrorCode::parse(&self.code)

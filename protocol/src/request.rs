@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+use crate::json::{ObjectWriter, WriteJson};
 use crate::message::WireModelMessage;
 use crate::tool::{CatalogMode, Truncated, WireToolDescriptor, WireToolState};
 
@@ -78,10 +79,135 @@ pub struct StepRequestV1 {
 }
 
 impl StepRequestV2<'_> {
-    /// The request body. Serialising these types cannot fail (string keys, no custom
-    /// `Serialize`), but the error is handed back rather than unwrapped: an `expect` here
-    /// would link serde_json's `Debug` error formatting into the browser build.
-    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(self)
+    /// The request body: the bytes of the `Serialize` derive (`serde_json::to_vec`), written
+    /// by [`WriteJson`] so the browser build links no serializer.
+    pub fn to_json(&self) -> Vec<u8> {
+        crate::json::to_string(self).into_bytes()
+    }
+}
+
+impl WriteJson for StepRequestV2<'_> {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("protocolVersion", &self.protocol_version)
+            .field("conversationId", &self.conversation_id)
+            .field("turnId", &self.turn_id)
+            .field("stepIndex", &self.step_index)
+            .field("pathname", &self.pathname)
+            .opt_field("modelId", self.model_id.as_ref().map(|v| v as _))
+            .field("messages", &self.messages)
+            .field("catalog", &self.catalog)
+            .end();
+    }
+}
+
+impl WriteJson for CatalogV2<'_> {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("mode", &self.mode)
+            .opt_field("scope", self.scope.as_ref().map(|v| v as _))
+            .field("frontendTools", &self.frontend_tools)
+            .field("frontendState", &self.frontend_state)
+            .opt_field("truncated", self.truncated.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `to_json` writes the bytes of the `Serialize` derives, every optional field present
+    /// and absent, every content part kind (with extra keys), odd strings and numbers.
+    #[test]
+    fn to_json_is_the_serialize_derive_byte_for_byte() {
+        use crate::message::{ContentPart, MessageContent, Role};
+        use crate::tool::{Confirmation, Plane, TruncationReason};
+        let messages: Vec<WireModelMessage> = serde_json::from_value(json!([
+            {"role": "system", "content": "be \"brief\"\n\u{1}"},
+            {"role": "user", "content": [{"type": "text", "text": "é😀", "providerOptions": {"x": 1}}]},
+            {"role": "assistant", "content": [
+                {"type": "reasoning", "text": "hm"},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "view_a", "input": {"b": 2, "a": [1.5, -3, null]}, "z": true},
+                {"type": "image", "image": "data:", "mediaType": "image/png"},
+                {"type": "text", "text": 5}
+            ]},
+            {"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "c1", "toolName": "view_a", "output": {"type": "json", "value": {"ok": 1e21}}}
+            ]}
+        ]))
+        .unwrap();
+        let mut messages = messages;
+        messages.push(WireModelMessage::new(
+            Role::Assistant,
+            MessageContent::Parts(vec![ContentPart::tool_call("c2", "view_b", json!(0.1))]),
+        ));
+        let descriptor = |available: Option<bool>, reason: Option<&str>| WireToolDescriptor {
+            wire_name: "view_a".into(),
+            canonical_id: "view:a".into(),
+            plane: Plane::View,
+            description: "[view · read] A \\ B".into(),
+            input_schema: json!({"type": "object", "properties": {"q": {"type": "string"}}})
+                .as_object()
+                .unwrap()
+                .clone(),
+            effect: "read".into(),
+            confirmation: Confirmation::Required,
+            available,
+            unavailable_reason: reason.map(Into::into),
+        };
+        let tools = [
+            descriptor(None, None),
+            descriptor(Some(false), Some("closed")),
+        ];
+        let states = [
+            WireToolState {
+                wire_name: "view_a".into(),
+                available: true,
+                unavailable_reason: None,
+                note: None,
+            },
+            WireToolState {
+                wire_name: "view_b".into(),
+                available: false,
+                unavailable_reason: Some("no rows".into()),
+                note: Some("tab\t".into()),
+            },
+        ];
+        let scope = ["app".to_owned(), "receivables".to_owned()];
+        for (model_id, scope, truncated, mode) in [
+            (None, None, None, CatalogMode::Direct),
+            (
+                Some("openai:gpt"),
+                Some(&scope[..]),
+                Some(Truncated {
+                    dropped: 3,
+                    reason: TruncationReason::Budget,
+                }),
+                CatalogMode::Meta,
+            ),
+        ] {
+            let request = StepRequestV2 {
+                protocol_version: 2,
+                conversation_id: "conv_1",
+                turn_id: "turn \"1\"",
+                step_index: 4_000_000_000,
+                pathname: "/a/b",
+                model_id,
+                messages: &messages,
+                catalog: CatalogV2 {
+                    mode,
+                    scope,
+                    frontend_tools: &tools,
+                    frontend_state: &states,
+                    truncated,
+                },
+            };
+            assert_eq!(
+                String::from_utf8(request.to_json()).unwrap(),
+                serde_json::to_string(&request).unwrap()
+            );
+        }
     }
 }

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json::{ObjectWriter, WriteJson};
+
 crate::wire_enum! {
     /// The plane a tool belongs to: a view action or a domain operation.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,7 +41,7 @@ crate::wire_enum! {
 
 /// What the model gets to know about one browser-side capability (B6). The browser builds
 /// the schema as a JSON object; a decoded request keeps it as the text it came in
-/// ([`RawSchema`]).
+/// (`RawSchema`, with the `server` feature).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WireToolDescriptor<S = Map<String, Value>> {
@@ -141,4 +143,46 @@ crate::wire_enum! {
 pub struct Truncated {
     pub dropped: u64,
     pub reason: TruncationReason,
+}
+
+impl WriteJson for WireToolDescriptor {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("wireName", &self.wire_name)
+            .field("canonicalId", &self.canonical_id)
+            .field("plane", &self.plane)
+            .field("description", &self.description)
+            .field("inputSchema", &self.input_schema)
+            .field("effect", &self.effect)
+            .field("confirmation", &self.confirmation)
+            .opt_field("available", self.available.as_ref().map(|v| v as _))
+            .opt_field(
+                "unavailableReason",
+                self.unavailable_reason.as_ref().map(|v| v as _),
+            )
+            .end();
+    }
+}
+
+impl WriteJson for WireToolState {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("wireName", &self.wire_name)
+            .field("available", &self.available)
+            .opt_field(
+                "unavailableReason",
+                self.unavailable_reason.as_ref().map(|v| v as _),
+            )
+            .opt_field("note", self.note.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for Truncated {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("dropped", &self.dropped)
+            .field("reason", &self.reason)
+            .end();
+    }
 }

@@ -110,12 +110,16 @@ const upsertHead = db.prepare(`INSERT INTO conversations VALUES (?, ?, ?, ?, ?, 
     output_tokens = COALESCE(output_tokens, 0) + excluded.output_tokens
   RETURNING message_count`);
 const insertMessage = db.prepare("INSERT INTO conversation_messages VALUES (?, ?, ?, ?)");
+// A stored thread holds at most the protocol's MAX_MESSAGES, as host-server's does: a step past
+// it is answered, not stored, and says so with a `thread.full` frame.
+class ThreadFull extends Error {}
 const persist = db.transaction((owner, id, messages, usage) => {
   const now = new Date().toISOString();
   const first = messages.find((m) => m.role === "user");
   const title = typeof first?.content === "string" ? first.content.split("\n")[0].slice(0, 80) : "Untitled thread";
   const { message_count: total } = upsertHead.get(owner, id, title, now, now, messages.length,
     usage.inputTokens, usage.outputTokens);
+  if (total > MAX_MESSAGES) throw new ThreadFull(); // rolls the transaction back
   messages.forEach((m, i) => insertMessage.run(owner, id, total - messages.length + i, JSON.stringify(m)));
 });
 
@@ -330,7 +334,16 @@ async function step(req, res, body, actor) {
     });
   }
   const user = request.stepIndex === 0 ? request.messages.findLast((m) => m.role === "user") : undefined;
-  persist(actor.id, request.conversationId, user ? [user, ...responseMessages] : responseMessages, usage ?? { inputTokens: 0, outputTokens: 0 });
+  try {
+    persist(actor.id, request.conversationId, user ? [user, ...responseMessages] : responseMessages, usage ?? { inputTokens: 0, outputTokens: 0 });
+  } catch (e) {
+    if (!(e instanceof ThreadFull)) throw e;
+    frame(res, {
+      type: "inspector", lane: "host", eventType: "thread.full",
+      summary: `this conversation reached its stored limit (${MAX_MESSAGES} messages) — this step was not saved; start a new conversation`,
+      correlation, data: { conversationId: request.conversationId, maxMessages: MAX_MESSAGES },
+    });
+  }
   frame(res, {
     type: "step-finish", stepId, finishReason, responseMessages,
     pendingToolCalls: calls.filter((c) => c.executor === "browser" && !answered.has(c.toolCallId))

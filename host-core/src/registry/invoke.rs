@@ -555,7 +555,7 @@ fn check_output(
     let Some(value) = output else {
         return Outcome::Ok(None);
     };
-    if serde_json::to_string(&value).map_or(true, |s| s.len() > MAX_OUTPUT_BYTES) {
+    if json_text(&value).len() > MAX_OUTPUT_BYTES {
         return failed(
             "output-too-large",
             "The capability returned more than 32 kB. Narrow the request and call it again.",

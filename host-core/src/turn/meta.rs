@@ -351,7 +351,7 @@ async fn target(
         .as_ref()
         .is_some_and(|(_, schema)| schema["type"] == "object");
     if let (Value::String(encoded), true) = (&input, takes_object) {
-        match serde_json::from_slice::<Value>(encoded.as_bytes()) {
+        match dpas_protocol::json::parse(encoded.as_bytes()) {
             Ok(decoded @ Value::Object(_)) => input = decoded,
             _ => {
                 return done(envelope_error(

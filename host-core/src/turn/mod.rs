@@ -256,7 +256,7 @@ async fn http_error(response: StepResponse) -> ErrorBody {
             bytes.extend_from_slice(&chunk);
         }
     }
-    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let parsed = dpas_protocol::json::parse(&bytes).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     match (
         error.and_then(|e| e.get("code")).and_then(Value::as_str),
@@ -336,12 +336,7 @@ impl Turn<'_, '_> {
             .unwrap_or_default()
     }
 
-    fn request(
-        &self,
-        step_index: usize,
-        projection: &Projection,
-        scope: &[String],
-    ) -> Result<Vec<u8>, serde_json::Error> {
+    fn request(&self, step_index: usize, projection: &Projection, scope: &[String]) -> Vec<u8> {
         StepRequestV2 {
             protocol_version: 2,
             conversation_id: &self.options.conversation_id,
@@ -517,13 +512,7 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
         }
         env.observer
             .on_event(&TurnEvent::StepStarted { step_index });
-        let Ok(request) = turn.request(step_index, &projection, &scope) else {
-            let error = HostError::new(
-                HostErrorCode::ProtocolDecodeError,
-                "The step request could not be encoded.",
-            );
-            return (TurnStatus::Error, Some(body(error)));
-        };
+        let request = turn.request(step_index, &projection, &scope);
         let (finish, frames) = match post_step(env, request).await {
             StepEnd::Finished(finish, frames) => (finish, frames),
             StepEnd::Stop(status, error) => return (status, error),

@@ -7,9 +7,7 @@
 //! step after ([`DomainCatalogs`]); the frontend half comes with each request and is moved,
 //! not copied, into what the model is offered.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap as StdHashMap;
 use std::sync::{Arc, Mutex};
 
 use dpas_model::ToolSpec;
@@ -22,6 +20,7 @@ use dpas_protocol::{
     CatalogMode, ChatStepRequest, DomainToolInfo, Frame, HostError, RawSchema, RouteFloors,
     WireToolDescriptor,
 };
+use hashbrown::{Equivalent, HashMap};
 use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -108,40 +107,36 @@ const MAX_CACHED_HALVES: usize = 4096;
 /// Belongs to one runtime: [`crate::AppState`] holds the two together.
 #[derive(Debug, Default)]
 pub struct DomainCatalogs {
-    entries: Mutex<Cached>,
+    entries: Mutex<HashMap<CatalogKey, Arc<DomainHalf>>>,
 }
 
-#[derive(Debug, Default)]
-struct Cached {
-    /// Key hash → the entries with that hash (compared field by field).
-    by_hash: HashMap<u64, Vec<(CatalogKey, Arc<DomainHalf>)>>,
-    len: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CatalogKey {
-    id: String,
+/// A cache key: what discovery reads. Stored owned ([`CatalogKey`]) and looked up borrowed
+/// from the request ([`KeyRef`]), so a hit allocates nothing: the derived `Hash` is one for
+/// both forms (a `String` hashes as its `str`, a `Vec` as its slice), and the map compares
+/// them through [`Equivalent`].
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Key<S, T> {
+    id: S,
     kind: ActorKind,
-    display_name: String,
-    role: String,
-    email: Option<String>,
+    display_name: S,
+    role: S,
+    email: Option<S>,
     credential: Option<[u8; 32]>,
     surface: CallSurface,
-    tags: Option<Vec<String>>,
+    tags: Option<T>,
 }
 
-/// A lookup's view of a key, borrowed from the request: a hit allocates nothing.
-struct KeyRef<'a> {
-    actor: &'a Actor,
-    credential: Option<[u8; 32]>,
-    surface: CallSurface,
-    tags: Option<&'a [String]>,
-}
+type CatalogKey = Key<String, Vec<String>>;
+type KeyRef<'a> = Key<&'a str, &'a [String]>;
 
-impl KeyRef<'_> {
-    fn new<'a>(actor: &'a Actor, surface: CallSurface, tags: Option<&'a [String]>) -> KeyRef<'a> {
-        KeyRef {
-            actor,
+impl<'a> KeyRef<'a> {
+    fn new(actor: &'a Actor, surface: CallSurface, tags: Option<&'a [String]>) -> Self {
+        Key {
+            id: &actor.id,
+            kind: actor.kind,
+            display_name: &actor.display_name,
+            role: &actor.role,
+            email: actor.email.as_deref(),
             credential: actor
                 .authorization
                 .as_ref()
@@ -151,38 +146,43 @@ impl KeyRef<'_> {
         }
     }
 
-    fn hash(&self) -> u64 {
-        let mut h = DefaultHasher::new();
-        let a = self.actor;
-        (&a.id, a.kind, &a.display_name, &a.role, &a.email).hash(&mut h);
-        (self.credential, self.surface, self.tags).hash(&mut h);
-        h.finish()
-    }
-
-    fn matches(&self, key: &CatalogKey) -> bool {
-        let a = self.actor;
-        key.id == a.id
-            && key.kind == a.kind
-            && key.display_name == a.display_name
-            && key.role == a.role
-            && key.email == a.email
-            && key.credential == self.credential
-            && key.surface == self.surface
-            && key.tags.as_deref() == self.tags
-    }
-
     fn to_owned(&self) -> CatalogKey {
-        let a = self.actor;
-        CatalogKey {
-            id: a.id.clone(),
-            kind: a.kind,
-            display_name: a.display_name.clone(),
-            role: a.role.clone(),
-            email: a.email.clone(),
+        Key {
+            id: self.id.to_owned(),
+            kind: self.kind,
+            display_name: self.display_name.to_owned(),
+            role: self.role.to_owned(),
+            email: self.email.map(str::to_owned),
             credential: self.credential,
             surface: self.surface,
             tags: self.tags.map(<[String]>::to_vec),
         }
+    }
+}
+
+impl Equivalent<CatalogKey> for KeyRef<'_> {
+    fn equivalent(&self, key: &CatalogKey) -> bool {
+        let Key {
+            id,
+            kind,
+            display_name,
+            role,
+            email,
+            credential,
+            surface,
+            tags,
+        } = key;
+        *self
+            == Key {
+                id: id.as_str(),
+                kind: *kind,
+                display_name: display_name.as_str(),
+                role: role.as_str(),
+                email: email.as_deref(),
+                credential: *credential,
+                surface: *surface,
+                tags: tags.as_deref(),
+            }
     }
 }
 
@@ -196,33 +196,36 @@ impl DomainCatalogs {
         surface: CallSurface,
         tags: Option<&[String]>,
     ) -> Arc<DomainHalf> {
-        let key = KeyRef::new(actor, surface, tags);
-        let hash = key.hash();
-        let hit = self.lock().by_hash.get(&hash).and_then(|bucket| {
-            bucket
-                .iter()
-                .find(|(k, _)| key.matches(k))
-                .map(|(_, half)| Arc::clone(half))
-        });
-        if let Some(half) = hit {
+        if let Some(half) = self.cached(actor, surface, tags) {
             runtime.record_discovered(actor, surface, half.discovered);
             return half;
         }
         // Composed outside the lock; two steps racing compose the same half twice.
         let half = Arc::new(domain_half(runtime, actor, surface, tags));
         let mut cached = self.lock();
-        if cached.len >= MAX_CACHED_HALVES {
-            *cached = Cached::default();
+        if cached.len() >= MAX_CACHED_HALVES {
+            cached.clear();
         }
-        let bucket = cached.by_hash.entry(hash).or_default();
-        if !bucket.iter().any(|(k, _)| key.matches(k)) {
-            bucket.push((key.to_owned(), Arc::clone(&half)));
-            cached.len += 1;
-        }
+        cached
+            .entry(KeyRef::new(actor, surface, tags).to_owned())
+            .or_insert_with(|| Arc::clone(&half));
         half
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
+    /// The half already composed for these, if any: the lookup [`DomainCatalogs::get`] makes
+    /// first, by a key borrowed from its arguments (it allocates nothing).
+    pub fn cached(
+        &self,
+        actor: &Actor,
+        surface: CallSurface,
+        tags: Option<&[String]>,
+    ) -> Option<Arc<DomainHalf>> {
+        self.lock()
+            .get(&KeyRef::new(actor, surface, tags))
+            .map(Arc::clone)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CatalogKey, Arc<DomainHalf>>> {
         // A panic while holding the lock leaves a map that is still whole.
         self.entries
             .lock()
@@ -299,7 +302,7 @@ pub fn domain_wire_names<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<Result<S
     let names: Vec<String> = ids
         .map(|id| encode_wire_name(&format!("domain:{id}"), None, 0))
         .collect();
-    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    let mut counts: StdHashMap<&str, usize> = StdHashMap::with_capacity(names.len());
     for n in &names {
         *counts.entry(n.as_str()).or_default() += 1;
     }
