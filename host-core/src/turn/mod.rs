@@ -10,11 +10,9 @@ pub mod meta;
 #[cfg(test)]
 mod tests;
 
-use catalog::StepCatalog;
+use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
-use dpas_protocol::catalog::SURFACE_ACT;
-use meta::dispatch_meta;
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
@@ -392,14 +390,18 @@ impl Turn<'_, '_> {
                 canonical_id: call.canonical_id.clone(),
                 input: call.input.clone(),
             });
+            let catalog = StepCatalog(self.options.catalog_mode);
             let (Dispatched { ok, value }, moves_surface, effect) =
-                if self.options.catalog_mode == CatalogMode::Meta {
-                    let meta = dispatch_meta(env.surface, scope, call, env.ui).await;
-                    (meta.dispatched, call.wire_name == SURFACE_ACT, meta.acted)
-                } else {
-                    let direct = dispatch(env.surface, scope, call, env.ui).await;
-                    let effect = projection.binding(&call.wire_name).map(|b| b.effect);
-                    (direct, projection.moves_surface(&call.wire_name), effect)
+                match catalog.call(env.surface, scope, projection, call, env.ui) {
+                    Call::Direct {
+                        run,
+                        moves_surface,
+                        effect,
+                    } => (run.await, moves_surface, effect),
+                    Call::Meta { run, moves_surface } => {
+                        let meta = run.await;
+                        (meta.dispatched, moves_surface, meta.acted)
+                    }
                 };
             // Cancelled while the user was being asked: the call never ran and the user never
             // declined it, so it is answered as unexecuted (J7), not as a denial.
