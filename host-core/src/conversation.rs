@@ -340,12 +340,14 @@ impl Conversation {
     }
 
     fn tool_call_mut(&mut self, tool_call_id: &str) -> Option<&mut ToolCallView> {
-        self.state
-            .messages
-            .iter_mut()
-            .rev()
-            .flat_map(|m| m.tool_calls.iter_mut())
-            .find(|c| c.tool_call_id == tool_call_id)
+        for message in self.state.messages.iter_mut().rev() {
+            for call in &mut message.tool_calls {
+                if call.tool_call_id == tool_call_id {
+                    return Some(call);
+                }
+            }
+        }
+        None
     }
 
     /// Starts a turn with the user's text; `None` while a turn is already running (J10).

@@ -88,12 +88,15 @@ struct Entry {
 
 fn utf16_prefix(text: &str, max: usize) -> String {
     let mut units = 0;
-    text.chars()
-        .take_while(|c| {
-            units += c.len_utf16();
-            units <= max
-        })
-        .collect()
+    let mut prefix = String::new();
+    for c in text.chars() {
+        units += c.len_utf16();
+        if units > max {
+            break;
+        }
+        prefix.push(c);
+    }
+    prefix
 }
 
 fn is_tool_name(name: &str) -> bool {
@@ -167,23 +170,22 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
     }
     for i in 0..snapshot.procedures.len() {
         let p = &snapshot.procedures[i];
-        let contexts: Vec<&str> = snapshot
-            .procedures
-            .iter()
-            .filter(|q| q.procedure_id == p.procedure_id)
-            .map(|q| q.context.instance_id.as_str())
-            .collect();
-        // Duplicate references are told apart by their context instance, or else by registration.
-        let wire_instance = match contexts.len() {
-            1 => None,
-            _ if contexts
-                .iter()
-                .filter(|c| **c == p.context.instance_id)
-                .count()
-                == 1 =>
-            {
-                Some(p.context.instance_id.clone())
+        // How many references this procedure has, and how many of them share this one's
+        // context instance (counted in a loop: a filter/map/collect chain instantiated a fold
+        // and a `from_iter` for its closures, #16).
+        let (mut references, mut same_context) = (0, 0);
+        for q in &snapshot.procedures {
+            if q.procedure_id == p.procedure_id {
+                references += 1;
+                if q.context.instance_id == p.context.instance_id {
+                    same_context += 1;
+                }
             }
+        }
+        // Duplicate references are told apart by their context instance, or else by registration.
+        let wire_instance = match references {
+            1 => None,
+            _ if same_context == 1 => Some(p.context.instance_id.clone()),
             _ => Some(sanitized(&p.registration_id)),
         };
         let p = &mut snapshot.procedures[i];
@@ -209,10 +211,10 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
 /// unscoped), into this step's direct-mode catalog.
 pub fn project(surface: &Surface, scope: &[String]) -> Projection {
     let (surface_version, entries) = collect_entries(surface, scope);
-    let keys: Vec<WireKey<'_>> = entries
-        .iter()
-        .map(|e| WireKey::new(&e.canonical_id, e.wire_instance.as_deref()))
-        .collect();
+    let mut keys = Vec::with_capacity(entries.len());
+    for e in &entries {
+        keys.push(WireKey::new(&e.canonical_id, e.wire_instance.as_deref()));
+    }
     let names = assign_wire_names(&keys);
     let mut projection = Projection {
         surface_version,

@@ -325,7 +325,11 @@ fn list<T>(
             &["ComponentDef.", key, " must be an array"].concat(),
         ));
     }
-    Array::from(&items).iter().map(|item| read(&item)).collect()
+    let mut out = Vec::new();
+    for item in Array::from(&items).iter() {
+        out.push(read(&item)?);
+    }
+    Ok(out)
 }
 
 /// A `ComponentDef` read from JS.
