@@ -47,14 +47,13 @@ fn canonical_number(number: &Number) -> Number {
 
 /// The canonical JSON text of a value.
 pub fn to_canonical_string(value: &Value) -> String {
-    serde_json::to_string(&canonicalize(value)).unwrap_or_default()
+    json_text(&canonicalize(value))
 }
 
-/// A value's compact JSON text, as its `Display` writes it. `Display` (and so `{value}` in a
-/// `format!`) goes through an `fmt`-to-`io` adapter and its own serializer instance; writing
-/// into a `Vec` reuses the one the request body already links.
+/// A value's compact JSON text, as its `Display` writes it (`dpas_protocol::json`'s writer:
+/// `Display` and `serde_json::to_string` would each link a serializer instance).
 pub fn json_text(value: &Value) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+    dpas_protocol::json::to_string(value)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
-use dpas_protocol::json::object;
+use dpas_protocol::json::{object, write_str, ObjectWriter, WriteJson};
 use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
     ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
@@ -58,11 +58,11 @@ pub struct ChatMessageView {
     /// Reasoning, kept apart from the answer, channel markers removed.
     pub reasoning: String,
     pub tool_calls: Vec<ToolCallView>,
-    /// What streamed, before markers are removed (a marker may span deltas).
+    /// What streamed and may still change how it shows (a marker may span deltas).
     #[serde(skip)]
-    raw_text: String,
+    raw_text: Streamed,
     #[serde(skip)]
-    raw_reasoning: String,
+    raw_reasoning: Streamed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,6 +91,89 @@ pub struct ConversationState {
     pub error: Option<ErrorBody>,
 }
 
+// The views' JSON text for JS, the bytes of their `Serialize` derives (tested below), written
+// without a serializer (`dpas_protocol::json`).
+
+impl WriteJson for ChatRole {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            match self {
+                Self::User => "user",
+                Self::Assistant => "assistant",
+            },
+            out,
+        );
+    }
+}
+
+impl WriteJson for ToolCallState {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            match self {
+                Self::Running => "running",
+                Self::Done => "done",
+                Self::Error => "error",
+            },
+            out,
+        );
+    }
+}
+
+impl WriteJson for ToolCallView {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("toolCallId", &self.tool_call_id)
+            .field("wireName", &self.wire_name)
+            .field("canonicalId", &self.canonical_id)
+            .field("executor", &self.executor)
+            .field("input", &self.input)
+            .field("state", &self.state)
+            .opt_field("result", self.result.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for ChatMessageView {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("id", &self.id)
+            .field("role", &self.role)
+            .field("text", &self.text)
+            .field("reasoning", &self.reasoning)
+            .field("toolCalls", &self.tool_calls)
+            .end();
+    }
+}
+
+impl WriteJson for InspectorEvent {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("lane", &self.lane)
+            .field("eventType", &self.event_type)
+            .field("summary", &self.summary)
+            .field("at", &self.at)
+            .opt_field("data", self.data.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
+impl WriteJson for ConversationState {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("conversationId", &self.conversation_id)
+            .field("messages", &self.messages)
+            .field("isRunning", &self.is_running)
+            .opt_field("turnUsage", self.turn_usage.as_ref().map(|v| v as _))
+            .opt_field(
+                "conversationUsage",
+                self.conversation_usage.as_ref().map(|v| v as _),
+            )
+            .field("inspector", &self.inspector)
+            .opt_field("error", self.error.as_ref().map(|v| v as _))
+            .end();
+    }
+}
+
 /// The byte offset of two ASCII bytes in a row (always a char boundary: ASCII bytes never
 /// occur inside a multi-byte UTF-8 sequence). By hand rather than `str::find("..")`, which
 /// links core's substring searcher into the browser build.
@@ -102,32 +185,68 @@ fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
 /// role after `<|channel|>` / `<|start|>` (e.g. `<|channel|>analysis `).
 pub fn strip_channel_markers(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
-    let mut rest = raw;
-    // Cut with `split_at_checked` (the markers are ASCII, so every cut is at a char boundary):
-    // a `str` range index would link core's slicing panic and its `Debug` formatting.
-    while let Some((before, marker)) =
-        find_pair(rest, *b"<|").and_then(|at| rest.split_at_checked(at))
-    {
-        out.push_str(before);
-        // The closing `|>` is looked for after the opening `<|` (they do not overlap in `<|>`).
-        let Some((token, after)) = marker.get(2..).and_then(|inner| {
-            let end = find_pair(inner, *b"|>")?;
-            Some((inner.get(..end)?, inner.get(end + 2..)?))
-        }) else {
-            // An unfinished marker at the end of a stream is held back until it completes.
-            return out;
-        };
-        rest = after;
-        if token == "channel" || token == "start" {
-            let word = rest
-                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                .unwrap_or(rest.len());
-            rest = rest.get(word..).unwrap_or_default();
-            rest = rest.strip_prefix(' ').unwrap_or(rest);
-        }
-    }
-    out.push_str(rest);
+    Streamed::default().push(&mut out, raw);
     out
+}
+
+/// Streamed text with markers removed as it arrives, in time linear in its length: only the
+/// part that text still to come could change (an unfinished marker, the word after
+/// `<|channel|>` / `<|start|>` while it may go on, a last `<`) is read again with the next
+/// delta, so what is shown is always [`strip_channel_markers`] of everything pushed.
+/// Everything before that part is final: the scan is then between markers, where what
+/// follows cannot reach back.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Streamed {
+    /// Everything pushed, before markers are removed.
+    raw: String,
+    /// Where in `raw` the part that can still change begins.
+    from: usize,
+    /// The length of the shown text before that part.
+    settled: usize,
+}
+
+impl Streamed {
+    /// Appends `delta` and brings `shown` (what earlier pushes showed) up to date.
+    fn push(&mut self, shown: &mut String, delta: &str) {
+        self.raw.push_str(delta);
+        shown.truncate(self.settled);
+        let raw = &self.raw;
+        let mut rest = raw.get(self.from..).unwrap_or_default();
+        // Cut with `split_at_checked` (the markers are ASCII, so every cut is at a char
+        // boundary): a `str` range index would link core's slicing panic and its `Debug`
+        // formatting.
+        while let Some((before, marker)) =
+            find_pair(rest, *b"<|").and_then(|at| rest.split_at_checked(at))
+        {
+            shown.push_str(before);
+            // Read again from here if the marker is not over by the end of the text.
+            self.from = raw.len() - marker.len();
+            self.settled = shown.len();
+            // The closing `|>` is looked for after the opening `<|` (they do not overlap in
+            // `<|>`).
+            let Some((token, after)) = marker.get(2..).and_then(|inner| {
+                let end = find_pair(inner, *b"|>")?;
+                Some((inner.get(..end)?, inner.get(end + 2..)?))
+            }) else {
+                // An unfinished marker is held back until it completes.
+                return;
+            };
+            rest = after;
+            if token == "channel" || token == "start" {
+                let Some(word) = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_') else {
+                    // The word runs to the end: more of it may come.
+                    return;
+                };
+                rest = rest.get(word..).unwrap_or_default();
+                rest = rest.strip_prefix(' ').unwrap_or(rest);
+            }
+        }
+        shown.push_str(rest);
+        // A last `<` may open a marker with the next delta.
+        let open = usize::from(matches!(rest.as_bytes().last(), Some(b'<')));
+        self.from = raw.len() - open;
+        self.settled = shown.len() - open;
+    }
 }
 
 impl ChatMessageView {
@@ -138,19 +257,17 @@ impl ChatMessageView {
             text: String::new(),
             reasoning: String::new(),
             tool_calls: Vec::new(),
-            raw_text: String::new(),
-            raw_reasoning: String::new(),
+            raw_text: Streamed::default(),
+            raw_reasoning: Streamed::default(),
         }
     }
 
     fn push_text(&mut self, delta: &str) {
-        self.raw_text.push_str(delta);
-        self.text = strip_channel_markers(&self.raw_text);
+        self.raw_text.push(&mut self.text, delta);
     }
 
     fn push_reasoning(&mut self, delta: &str) {
-        self.raw_reasoning.push_str(delta);
-        self.reasoning = strip_channel_markers(&self.raw_reasoning);
+        self.raw_reasoning.push(&mut self.reasoning, delta);
     }
 }
 
@@ -223,12 +340,14 @@ impl Conversation {
     }
 
     fn tool_call_mut(&mut self, tool_call_id: &str) -> Option<&mut ToolCallView> {
-        self.state
-            .messages
-            .iter_mut()
-            .rev()
-            .flat_map(|m| m.tool_calls.iter_mut())
-            .find(|c| c.tool_call_id == tool_call_id)
+        for message in self.state.messages.iter_mut().rev() {
+            for call in &mut message.tool_calls {
+                if call.tool_call_id == tool_call_id {
+                    return Some(call);
+                }
+            }
+        }
+        None
     }
 
     /// Starts a turn with the user's text; `None` while a turn is already running (J10).
@@ -508,6 +627,15 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// What JS gets (`dpas_protocol::json`'s text) is what the `Serialize` derives write.
+    #[track_caller]
+    fn assert_written_as_derived(state: &ConversationState) {
+        assert_eq!(
+            dpas_protocol::json::to_string(state),
+            serde_json::to_string(state).unwrap()
+        );
+    }
+
     fn usage(input: u64) -> Value {
         json!({ "inputTokens": input, "outputTokens": 2, "totalTokens": input + 2, "reasoningTokens": 1, "reportedSteps": 1 })
     }
@@ -550,6 +678,77 @@ mod tests {
         assert_eq!(conversation.state().messages[1].reasoning, "Plan.");
     }
 
+    /// Texts whose markers, channel words, spaces and `<` fall across deltas.
+    const TRICKY: &[&str] = &[
+        "<|channel|>analysis Read the ageing.",
+        "<|start|>assistant<|channel|>final<|message|>Hi<|end|>",
+        "a <| b",
+        "é<|end|>ü|>",
+        "a<|>b",
+        "x<|>y|>z",
+        "<<|channel|>commentary to=functions.x <|message|>{}",
+        "1 < 2 <|end|> 3 <",
+        "<|channel|>final",
+        "<|channel|>final\n<|message|>ok <",
+        "ü<|start|>user_1 <|message|>ä <| never closed |",
+        "<|channel|>analysis  two spaces<|channel|> x",
+        "|><||>|<|<|x|>y<",
+    ];
+
+    /// The view after `deltas`, checked after each one against the whole text's strip.
+    fn stream(deltas: &[&str]) {
+        let mut view = ChatMessageView::new("m".into(), ChatRole::Assistant);
+        let mut raw = String::new();
+        for delta in deltas {
+            raw.push_str(delta);
+            view.push_text(delta);
+            view.push_reasoning(delta);
+            assert_eq!(view.text, strip_channel_markers(&raw), "{deltas:?}");
+            assert_eq!(view.reasoning, view.text, "{deltas:?}");
+        }
+    }
+
+    #[test]
+    fn streamed_text_shows_the_whole_texts_strip_at_every_split() {
+        for text in TRICKY {
+            let cuts: Vec<usize> = (0..=text.len())
+                .filter(|&at| text.is_char_boundary(at))
+                .collect();
+            // Every split into three deltas (so into two, with an empty one)...
+            for (n, &a) in cuts.iter().enumerate() {
+                for &b in &cuts[n..] {
+                    stream(&[&text[..a], &text[a..b], &text[b..]]);
+                }
+            }
+            // ...and one character at a time.
+            let chars: Vec<&str> = cuts.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+            stream(&chars);
+        }
+    }
+
+    #[test]
+    fn streamed_text_keeps_only_what_can_still_change() {
+        let mut view = ChatMessageView::new("m".into(), ChatRole::Assistant);
+        for delta in ["Plain ", "text ", "<|channel|>ana", "lysis", " Read", " <"] {
+            view.push_text(delta);
+        }
+        assert_eq!(view.text, "Plain text Read <");
+        // Only the last `<` is read again with the next delta; the rest is final.
+        let tail = |view: &ChatMessageView| {
+            view.raw_text
+                .raw
+                .get(view.raw_text.from..)
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(tail(&view), "<");
+        view.push_text("|end|>.");
+        assert_eq!(
+            (view.text.as_str(), tail(&view).as_str()),
+            ("Plain text Read .", "")
+        );
+    }
+
     #[test]
     fn a_turn_streams_text_reasoning_and_tool_calls_into_views() {
         let mut conversation = Conversation::new("cnv_1");
@@ -583,6 +782,7 @@ mod tests {
             3.0,
         );
         let state = conversation.state();
+        assert_written_as_derived(state);
         assert!(state.is_running);
         assert_eq!(state.messages.len(), 2);
         let assistant = &state.messages[1];
@@ -624,6 +824,7 @@ mod tests {
         );
         conversation.observe_frame(&finish(Some(usage(20))), 5.0);
         let state = conversation.state();
+        assert_written_as_derived(state);
         assert_eq!(state.messages[1].tool_calls[1].state, ToolCallState::Error);
         assert_eq!(state.messages.len(), 3);
         assert_eq!(state.messages[2].text, "Done.");
@@ -745,6 +946,7 @@ mod tests {
             error: Some(error.clone()),
         });
         assert_eq!(conversation.state().error, Some(error));
+        assert_written_as_derived(conversation.state());
         assert_eq!(
             conversation.state().messages[1].tool_calls[0].state,
             ToolCallState::Error
@@ -768,6 +970,7 @@ mod tests {
         assert_eq!(inspector.len(), MAX_INSPECTOR_EVENTS);
         assert_eq!(inspector[0].at, 1.0);
         assert_eq!(inspector[0].event_type, "catalog.undecodable");
+        assert_written_as_derived(conversation.state());
     }
 
     #[test]

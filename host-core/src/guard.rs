@@ -84,12 +84,15 @@ impl LoopGuard {
 /// J7: one `TOOL_NOT_EXECUTED` tool message per call not run, in call order, so the
 /// re-posted history answers every call.
 pub fn unexecuted_results(calls: &[PendingToolCall]) -> Vec<WireModelMessage> {
-    calls
-        .iter()
-        .map(|call| {
-            WireModelMessage::tool_result(&call.tool_call_id, &call.wire_name, tool_not_executed())
-        })
-        .collect()
+    let mut results = Vec::with_capacity(calls.len());
+    for call in calls {
+        results.push(WireModelMessage::tool_result(
+            &call.tool_call_id,
+            &call.wire_name,
+            tool_not_executed(),
+        ));
+    }
+    results
 }
 
 #[cfg(test)]

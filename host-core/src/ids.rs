@@ -129,9 +129,13 @@ impl IdRng {
     }
 
     fn chars(&mut self, alphabet: &[u8], count: usize) -> String {
-        (0..count)
-            .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char)
-            .collect()
+        let mut out = String::with_capacity(count);
+        for _ in 0..count {
+            out.push(char::from(
+                alphabet[(self.next() % alphabet.len() as u64) as usize],
+            ));
+        }
+        out
     }
 
     /// `n` lowercase base-36 characters.

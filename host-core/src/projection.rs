@@ -88,12 +88,15 @@ struct Entry {
 
 fn utf16_prefix(text: &str, max: usize) -> String {
     let mut units = 0;
-    text.chars()
-        .take_while(|c| {
-            units += c.len_utf16();
-            units <= max
-        })
-        .collect()
+    let mut prefix = String::new();
+    for c in text.chars() {
+        units += c.len_utf16();
+        if units > max {
+            break;
+        }
+        prefix.push(c);
+    }
+    prefix
 }
 
 fn is_tool_name(name: &str) -> bool {
@@ -110,20 +113,23 @@ fn sanitized(registration_id: &str) -> String {
 }
 
 fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<Entry>) {
-    let snapshot = surface.snapshot(&SnapshotOptions {
+    let mut snapshot = surface.snapshot(&SnapshotOptions {
         scope: scope.to_vec(),
         include_unavailable: true,
     });
     let mut entries = Vec::new();
-    for component in &snapshot.components {
+    // The snapshot is this function's own: its schemas move into the entries, not copied.
+    for i in 0..snapshot.components.len() {
+        let kind = &snapshot.components[i].component_type;
         let multi = snapshot
             .components
             .iter()
-            .filter(|c| c.component_type == component.component_type)
+            .filter(|c| c.component_type == *kind)
             .count()
             > 1;
+        let component = &mut snapshot.components[i];
         let view =
-            |capability_id: &str, effect, confirmation, description: &str, schema: &Value| Entry {
+            |capability_id: &str, effect, confirmation, description: &str, schema: Value| Entry {
                 canonical_id: capability_id.to_owned(),
                 wire_instance: multi.then(|| component.instance_id.clone()),
                 binding_instance: component.instance_id.clone(),
@@ -132,57 +138,57 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
                 effect,
                 confirmation,
                 description: description.to_owned(),
-                input_schema: schema.clone(),
+                input_schema: schema,
                 available: true,
                 unavailable_reason: None,
                 note: None,
             };
-        let empty = empty_object_schema();
         for o in &component.observations {
             let mut entry = view(
                 &o.capability_id,
                 Effect::Read,
                 Confirmation::Never,
                 &o.description,
-                &empty,
+                empty_object_schema(),
             );
             (entry.available, entry.unavailable_reason) =
                 (o.available, o.unavailable_reason.clone());
             entries.push(entry);
         }
-        for a in &component.actions {
+        for a in &mut component.actions {
             let mut entry = view(
                 &a.capability_id,
                 a.effect,
                 a.confirmation,
                 &a.description,
-                &a.input_schema,
+                std::mem::take(&mut a.input_schema),
             );
             (entry.available, entry.unavailable_reason) =
                 (a.available, a.unavailable_reason.clone());
             entries.push(entry);
         }
     }
-    for p in &snapshot.procedures {
-        let contexts: Vec<&str> = snapshot
-            .procedures
-            .iter()
-            .filter(|q| q.procedure_id == p.procedure_id)
-            .map(|q| q.context.instance_id.as_str())
-            .collect();
-        // Duplicate references are told apart by their context instance, or else by registration.
-        let wire_instance = match contexts.len() {
-            1 => None,
-            _ if contexts
-                .iter()
-                .filter(|c| **c == p.context.instance_id)
-                .count()
-                == 1 =>
-            {
-                Some(p.context.instance_id.clone())
+    for i in 0..snapshot.procedures.len() {
+        let p = &snapshot.procedures[i];
+        // How many references this procedure has, and how many of them share this one's
+        // context instance (counted in a loop: a filter/map/collect chain instantiated a fold
+        // and a `from_iter` for its closures, #16).
+        let (mut references, mut same_context) = (0, 0);
+        for q in &snapshot.procedures {
+            if q.procedure_id == p.procedure_id {
+                references += 1;
+                if q.context.instance_id == p.context.instance_id {
+                    same_context += 1;
+                }
             }
+        }
+        // Duplicate references are told apart by their context instance, or else by registration.
+        let wire_instance = match references {
+            1 => None,
+            _ if same_context == 1 => Some(p.context.instance_id.clone()),
             _ => Some(sanitized(&p.registration_id)),
         };
+        let p = &mut snapshot.procedures[i];
         entries.push(Entry {
             canonical_id: p.procedure_id.clone(),
             wire_instance,
@@ -192,7 +198,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
             effect: p.effect,
             confirmation: p.confirmation,
             description: p.description.clone(),
-            input_schema: p.input_schema.clone(),
+            input_schema: std::mem::take(&mut p.input_schema),
             available: p.available,
             unavailable_reason: p.unavailable_reason.clone(),
             note: p.contextual_note.clone(),
@@ -205,11 +211,11 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
 /// unscoped), into this step's direct-mode catalog.
 pub fn project(surface: &Surface, scope: &[String]) -> Projection {
     let (surface_version, entries) = collect_entries(surface, scope);
-    let keys: Vec<WireKey<'_>> = entries
-        .iter()
-        .map(|e| WireKey::new(&e.canonical_id, e.wire_instance.as_deref()))
-        .collect();
-    let names = assign_wire_names(&keys);
+    let mut keys = Vec::with_capacity(entries.len());
+    for e in &entries {
+        keys.push(WireKey::new(&e.canonical_id, e.wire_instance.as_deref()));
+    }
+    let names = surface.wire_names(surface_version, scope, || assign_wire_names(&keys));
     let mut projection = Projection {
         surface_version,
         descriptors: Vec::new(),
@@ -370,6 +376,29 @@ mod tests {
     fn reference(path: &str) -> ProcedureDef {
         let schema = json!({ "type": "object", "properties": { "id": { "type": "integer" } } });
         ProcedureDef::new(path, "Delete it.", Effect::Destructive, schema)
+    }
+
+    #[test]
+    fn names_are_reassigned_when_registrations_or_the_scope_change() {
+        // The names are remembered per surface version and scope (`Surface::wire_names`).
+        let (surface, _, _) = demo_surface();
+        let rows = ["rows".to_owned()];
+        surface.register(widget("row-1")).unwrap();
+        assert_eq!(names(&project(&surface, &rows)), ["view_rows__row__open"]);
+        let second = surface.register(widget("row-2")).unwrap();
+        assert_eq!(
+            names(&project(&surface, &rows)),
+            [
+                "view_rows__row__open_at_row-1",
+                "view_rows__row__open_at_row-2"
+            ]
+        );
+        assert_eq!(
+            names(&project(&surface, &["app".to_owned()]))[0],
+            "view_app__navigation__readCurrentRoute"
+        );
+        assert!(second.unregister());
+        assert_eq!(names(&project(&surface, &rows)), ["view_rows__row__open"]);
     }
 
     #[test]

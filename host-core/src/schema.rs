@@ -73,9 +73,7 @@ impl Issue {
 
 /// Checks that a schema stays inside the supported subset.
 pub fn check_schema(schema: &Value, patterns: &dyn PatternEngine) -> Result<(), String> {
-    let size = serde_json::to_string(schema)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX);
+    let size = json_text(schema).len();
     if size > MAX_SCHEMA_BYTES {
         return Err(format!(
             "schema is {size} bytes, over the limit of {MAX_SCHEMA_BYTES}"
@@ -316,11 +314,18 @@ fn validate_node(
         validate_node(target, root, value, path, issues, patterns);
     }
     if let Some(expected) = map.get("type") {
-        let allowed: Vec<&str> = match expected {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
+        let mut allowed: Vec<&str> = Vec::new();
+        match expected {
+            Value::String(t) => allowed.push(t),
+            Value::Array(ts) => {
+                for t in ts {
+                    if let Some(t) = t.as_str() {
+                        allowed.push(t);
+                    }
+                }
+            }
+            _ => {}
+        }
         if !allowed.iter().any(|t| type_matches(t, value)) {
             // By hand: `[&str]::join` would be a second instance of `join` beside the
             // `[String]` one the other messages use (1 KB of the browser build).
@@ -339,7 +344,10 @@ fn validate_node(
     if let Some(options) = map.get("enum").and_then(Value::as_array) {
         let canonical = to_canonical_string(value);
         if !options.iter().any(|o| to_canonical_string(o) == canonical) {
-            let listed: Vec<String> = options.iter().map(json_text).collect();
+            let mut listed = Vec::with_capacity(options.len());
+            for option in options {
+                listed.push(json_text(option));
+            }
             issue(
                 issues,
                 path,
@@ -471,7 +479,10 @@ fn validate_array(
         issues,
     );
     if map.get("uniqueItems") == Some(&Value::Bool(true)) {
-        let mut seen: Vec<String> = items.iter().map(to_canonical_string).collect();
+        let mut seen = Vec::with_capacity(items.len());
+        for item in items {
+            seen.push(to_canonical_string(item));
+        }
         crate::canonical::insertion_sort(&mut seen, |a, b| a < b);
         if seen.windows(2).any(|pair| pair[0] == pair[1]) {
             issue(issues, path, "Array items must be unique".into());

@@ -21,7 +21,9 @@ fn main() -> std::io::Result<()> {
         let state = AppBuilder::new(config).build().await.map_err(std::io::Error::other)?;
         let listener = TcpListener::bind(&addr)?;
         println!("listening on http://{} database=sqlite::memory: model=scripted demo=on", listener.local_addr()?);
-        let server = http::serve(state.clone(), listener, 1)?;
+        // The demo's sign-in, as the binary mounts it under `--demo`.
+        let routes = host_server::demo::http::with_demo(true, |_| {});
+        let server = http::serve_with(state.clone(), listener, 1, routes)?;
         let correlation = Correlation { step_id: Some("stp_example".into()), invocation_id: Some("stc_1".into()), ..Correlation::default() };
         let envelope = state.runtime.invoke(&CONTROLLER.actor(), CallSurface::AiSdk, "issue-invoice", json!({"id": 5}), correlation).await;
         println!("model tool call domain_issue-invoice {{\"id\":5}} as carla@example.com on aiSdk -> {envelope}");

@@ -97,8 +97,9 @@ async fn run(
     // Kept to stop the socket listening the moment a drain begins.
     let listeners = vec![listener.try_clone()?];
     let stopping = state.clone();
-    let server =
-        http::serve_with_signals(state, listener, workers, chat::mount(chat_config), false)?;
+    // The demo's sign-in and reset are the binary's to mount, beside the chat endpoint.
+    let routes = host_server::demo::http::with_demo(demo, chat::mount(chat_config));
+    let server = http::serve_with_signals(state, listener, workers, routes, false)?;
     println!(
         "listening on http://{addr} database={database} model={model}{}{}{}",
         if demo { " demo=on" } else { "" },

@@ -22,7 +22,8 @@ pub struct TestServer {
 }
 
 /// Builds `builder`'s state and serves it with one worker, `extra` mounted ahead of the
-/// built-in routes (as the binary mounts the chat endpoint).
+/// built-in routes (as the binary mounts the chat endpoint), and the demo's endpoints when
+/// its configuration says `demo` (as the binary mounts them under `--demo`).
 pub async fn serve<F>(builder: AppBuilder, extra: F) -> TestServer
 where
     F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
@@ -30,7 +31,8 @@ where
     let state = builder.build().await.expect("app state builds");
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("local addr");
-    let server = http::serve_with(state.clone(), listener, 1, extra).expect("server starts");
+    let routes = crate::demo::http::with_demo(state.config.demo, extra);
+    let server = http::serve_with(state.clone(), listener, 1, routes).expect("server starts");
     actix_web::rt::spawn(server);
     TestServer {
         base: format!("http://{addr}"),

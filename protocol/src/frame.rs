@@ -126,9 +126,22 @@ mod decode {
 
     fn list<T>(value: Value, item: fn(Value) -> Result<T, Refused>) -> Result<Vec<T>, Refused> {
         match value {
-            Value::Array(items) => items.into_iter().map(item).collect(),
+            Value::Array(items) => items_of(items, item),
             _ => Err(Refused("a field is not an array")),
         }
+    }
+
+    /// Each item read, or the first refusal. A loop, not `collect::<Result<…>>()`: that
+    /// instantiated core's `GenericShunt` and its `try_fold` for every item type.
+    fn items_of<T>(
+        items: Vec<Value>,
+        item: fn(Value) -> Result<T, Refused>,
+    ) -> Result<Vec<T>, Refused> {
+        let mut out = Vec::with_capacity(items.len());
+        for value in items {
+            out.push(item(value)?);
+        }
+        Ok(out)
     }
 
     fn count(value: Value) -> Result<u64, Refused> {
@@ -209,9 +222,7 @@ mod decode {
         let role = variant(take(&mut m, "role")?, Role::parse)?;
         let content = match take(&mut m, "content")? {
             Value::String(text) => MessageContent::Text(text),
-            Value::Array(parts) => {
-                MessageContent::Parts(parts.into_iter().map(part).collect::<Result<_, _>>()?)
-            }
+            Value::Array(parts) => MessageContent::Parts(items_of(parts, part)?),
             _ => return Err(Refused("a message's content is neither text nor parts")),
         };
         Ok(WireModelMessage { role, content })
@@ -418,6 +429,15 @@ pub struct StepFinish {
 pub struct ErrorBody {
     pub code: String,
     pub message: String,
+}
+
+impl crate::json::WriteJson for ErrorBody {
+    fn write_json(&self, out: &mut String) {
+        crate::json::ObjectWriter::new(out)
+            .field("code", &self.code)
+            .field("message", &self.message)
+            .end();
+    }
 }
 
 impl ErrorBody {

@@ -6,6 +6,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::json::{ObjectWriter, WriteJson};
+
 crate::wire_enum! {
     /// Who wrote a model message.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -197,6 +199,71 @@ impl ContentPart {
             }
             _ => Self::Other(map),
         }
+    }
+}
+
+impl WriteJson for WireModelMessage {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("role", &self.role)
+            .field("content", &self.content)
+            .end();
+    }
+}
+
+impl WriteJson for MessageContent {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Self::Text(text) => text.write_json(out),
+            Self::Parts(parts) => parts.write_json(out),
+        }
+    }
+}
+
+/// The same text as the `Serialize` impl below: `type`, the typed fields, then `extra`.
+impl WriteJson for ContentPart {
+    fn write_json(&self, out: &mut String) {
+        let extra = match self {
+            Self::Other(map) => return map.write_json(out),
+            Self::Text { extra, .. }
+            | Self::Reasoning { extra, .. }
+            | Self::ToolCall { extra, .. }
+            | Self::ToolResult { extra, .. } => extra,
+        };
+        let mut object = ObjectWriter::new(out);
+        object.field("type", &self.part_type());
+        match self {
+            Self::Text { text, .. } | Self::Reasoning { text, .. } => {
+                object.field("text", text);
+            }
+            Self::ToolCall {
+                tool_call_id,
+                tool_name,
+                input: value,
+                ..
+            }
+            | Self::ToolResult {
+                tool_call_id,
+                tool_name,
+                output: value,
+                ..
+            } => {
+                let key = if matches!(self, Self::ToolCall { .. }) {
+                    "input"
+                } else {
+                    "output"
+                };
+                object
+                    .field("toolCallId", tool_call_id)
+                    .field("toolName", tool_name)
+                    .field(key, value);
+            }
+            Self::Other(_) => {}
+        }
+        for (key, value) in extra {
+            object.field(key, value);
+        }
+        object.end();
     }
 }
 

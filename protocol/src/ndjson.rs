@@ -5,7 +5,6 @@
 
 use crate::error::HostErrorCode;
 use crate::frame::{ErrorBody, Frame};
-use serde_json::Value;
 
 /// The message of the error frame a malformed line becomes (J4).
 pub const MALFORMED_FRAME_MESSAGE: &str = "Malformed frame received.";
@@ -103,9 +102,7 @@ impl FrameDecoder {
 /// Decodes one trimmed, non-empty line; `None` when it is not UTF-8 JSON of a frame.
 fn decode_line(line: &[u8]) -> Option<(Frame, &str)> {
     let text = std::str::from_utf8(line).ok()?;
-    // `from_slice`, not `from_str`: each reader type instantiates serde_json's whole parser
-    // again, and the browser build parses everything else from bytes.
-    let frame = crate::frame::decode_frame(serde_json::from_slice::<Value>(line).ok()?)?;
+    let frame = crate::frame::decode_frame(crate::json::parse(line).ok()?)?;
     Some((frame, text))
 }
 

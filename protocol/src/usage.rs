@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::{ObjectWriter, WriteJson};
+
 /// What one step-request cost, as sent on `step-finish.usage`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -22,6 +24,29 @@ pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_input_tokens: Option<u64>,
     pub reported_steps: u64,
+}
+
+impl WriteJson for Usage {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("inputTokens", &self.input_tokens)
+            .field("outputTokens", &self.output_tokens)
+            .field("totalTokens", &self.total_tokens)
+            .opt_field(
+                "cachedInputTokens",
+                self.cached_input_tokens.as_ref().map(|v| v as _),
+            )
+            .opt_field(
+                "reasoningTokens",
+                self.reasoning_tokens.as_ref().map(|v| v as _),
+            )
+            .opt_field(
+                "cacheWriteInputTokens",
+                self.cache_write_input_tokens.as_ref().map(|v| v as _),
+            )
+            .field("reportedSteps", &self.reported_steps)
+            .end();
+    }
 }
 
 /// One usage report from a provider (a model step, or a run total). Every count is

@@ -1,6 +1,6 @@
 //! One row per value for the wire vocabularies (meilisearch's `make_error_codes!` shape): a
 //! [`wire_enum!`](crate::wire_enum) row gives a variant and its wire text, and the macro
-//! writes the enum, `ALL`, `as_str`, `parse` and `Display` from it; an
+//! writes the enum, `ALL`, `as_str`, `parse`, `Display` and its JSON text from it; an
 //! [`error_codes!`](crate::error_codes) row adds the HTTP status and the default message.
 //! The protocol's tables, the browser core's and the server's are all written with these.
 //!
@@ -41,6 +41,12 @@ macro_rules! wire_enum {
         impl ::core::fmt::Display for $name {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl $crate::json::WriteJson for $name {
+            fn write_json(&self, out: &mut ::std::string::String) {
+                $crate::json::write_str(self.as_str(), out);
             }
         }
     };

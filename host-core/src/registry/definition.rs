@@ -231,19 +231,20 @@ pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that
 /// throws then degrades to no bound keys.
 pub fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
-    def.procedures
-        .iter()
-        .map(|procedure| {
-            let keys = match procedure.bind.as_ref().map(|bind| bind()) {
-                Some(Ok(values)) => values.keys().cloned().collect(),
-                _ => Vec::new(),
-            };
-            keys.into_iter()
-                .map(|path| BoundField {
-                    locked: !procedure.overridable_fields.contains(&path),
-                    path,
-                })
-                .collect()
-        })
-        .collect()
+    // Loops, not iterator chains: each `map(..).collect()` instantiated `Vec::from_iter` and
+    // `Map::fold` for its closure (#16).
+    let mut all = Vec::with_capacity(def.procedures.len());
+    for procedure in &def.procedures {
+        let mut fields = Vec::new();
+        if let Some(Ok(values)) = procedure.bind.as_ref().map(|bind| bind()) {
+            for path in values.keys() {
+                fields.push(BoundField {
+                    locked: !procedure.overridable_fields.contains(path),
+                    path: path.clone(),
+                });
+            }
+        }
+        all.push(fields);
+    }
+    all
 }

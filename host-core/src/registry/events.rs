@@ -116,12 +116,10 @@ impl EventBus {
             let Some(event) = self.queue.borrow_mut().pop_front() else {
                 break;
             };
-            let listeners: Vec<Listener> = self
-                .listeners
-                .borrow()
-                .iter()
-                .map(|(_, l)| l.clone())
-                .collect();
+            let mut listeners: Vec<Listener> = Vec::new();
+            for (_, listener) in self.listeners.borrow().iter() {
+                listeners.push(listener.clone());
+            }
             for listener in listeners {
                 listener(&event);
             }

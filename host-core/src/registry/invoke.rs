@@ -342,59 +342,64 @@ impl Surface {
     /// The live registrations of the request's instance (any, without one) that declare the
     /// capability, with its target and description.
     fn candidates(&self, parsed: CapabilityId<'_>, request: &InvokeRequest) -> Vec<Resolved> {
-        self.registrations()
-            .into_iter()
-            .filter(|r| instance_matches(request, &r.instance_id))
-            .filter_map(|r| {
-                let def = r.def.clone();
-                let (target, description) = match parsed {
-                    CapabilityId::View {
-                        component_type,
-                        name,
-                    } if def.component_type == component_type => def
-                        .observations
-                        .iter()
-                        .find(|o| o.name == name)
-                        .map(|o| {
-                            (
-                                Target::Observation {
-                                    read: o.read.clone(),
-                                    output_schema: o.output_schema.clone(),
-                                },
-                                o.description.clone(),
-                            )
+        // A loop, not `filter(..).filter_map(..).collect()`: a fold and a `from_iter` per
+        // closure (#16).
+        let mut out = Vec::new();
+        for r in self.registrations() {
+            if !instance_matches(request, &r.instance_id) {
+                continue;
+            }
+            let def = r.def.clone();
+            let found = match parsed {
+                CapabilityId::View {
+                    component_type,
+                    name,
+                } if def.component_type == component_type => def
+                    .observations
+                    .iter()
+                    .find(|o| o.name == name)
+                    .map(|o| {
+                        (
+                            Target::Observation {
+                                read: o.read.clone(),
+                                output_schema: o.output_schema.clone(),
+                            },
+                            o.description.clone(),
+                        )
+                    })
+                    .or_else(|| {
+                        def.actions.iter().find(|a| a.name == name).map(|a| {
+                            let target = Target::Action {
+                                execute: a.execute.clone(),
+                                input_schema: a.input_schema.clone(),
+                                output_schema: a.output_schema.clone(),
+                                effect: a.effect,
+                                confirmation: a.confirmation,
+                            };
+                            (target, a.description.clone())
                         })
-                        .or_else(|| {
-                            def.actions.iter().find(|a| a.name == name).map(|a| {
-                                let target = Target::Action {
-                                    execute: a.execute.clone(),
-                                    input_schema: a.input_schema.clone(),
-                                    output_schema: a.output_schema.clone(),
-                                    effect: a.effect,
-                                    confirmation: a.confirmation,
-                                };
-                                (target, a.description.clone())
-                            })
-                        }),
-                    CapabilityId::Domain { path } => def
-                        .procedures
-                        .iter()
-                        .position(|p| p.path == path)
-                        .map(|index| {
-                            (
-                                Target::Procedure { index },
-                                def.procedures[index].description.clone(),
-                            )
-                        }),
-                    CapabilityId::View { .. } => None,
-                }?;
-                Some(Resolved {
+                    }),
+                CapabilityId::Domain { path } => def
+                    .procedures
+                    .iter()
+                    .position(|p| p.path == path)
+                    .map(|index| {
+                        (
+                            Target::Procedure { index },
+                            def.procedures[index].description.clone(),
+                        )
+                    }),
+                CapabilityId::View { .. } => None,
+            };
+            if let Some((target, description)) = found {
+                out.push(Resolved {
                     registration: r,
                     target,
                     description,
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        out
     }
 
     /// The candidate the catalog's registration token names; when none does, why: the
@@ -442,17 +447,15 @@ impl Surface {
             }
             1 => Ok(candidates.remove(0)),
             _ => {
-                let instances: Vec<Value> = candidates
-                    .iter()
-                    .map(|c| {
-                        let r = &c.registration;
-                        object([
-                            ("instanceId", r.instance_id.as_str().into()),
-                            ("registrationId", r.id.as_str().into()),
-                            ("description", r.def.description.clone().into()),
-                        ])
-                    })
-                    .collect();
+                let mut instances = Vec::with_capacity(candidates.len());
+                for c in &candidates {
+                    let r = &c.registration;
+                    instances.push(object([
+                        ("instanceId", r.instance_id.as_str().into()),
+                        ("registrationId", r.id.as_str().into()),
+                        ("description", r.def.description.clone().into()),
+                    ]));
+                }
                 Err(SurfaceError::ambiguous(capability_id, instances))
             }
         }
@@ -555,7 +558,7 @@ fn check_output(
     let Some(value) = output else {
         return Outcome::Ok(None);
     };
-    if serde_json::to_string(&value).map_or(true, |s| s.len() > MAX_OUTPUT_BYTES) {
+    if json_text(&value).len() > MAX_OUTPUT_BYTES {
         return failed(
             "output-too-large",
             "The capability returned more than 32 kB. Narrow the request and call it again.",
@@ -589,11 +592,12 @@ fn effective_procedure_input(
             issues_value(&[issue]),
         ));
     };
-    let locked: Vec<String> = bound
-        .iter()
-        .filter(|f| f.locked && agent.contains_key(&f.path))
-        .map(|f| f.path.clone())
-        .collect();
+    let mut locked = Vec::new();
+    for f in bound {
+        if f.locked && agent.contains_key(&f.path) {
+            locked.push(f.path.clone());
+        }
+    }
     if !locked.is_empty() {
         return Err(SurfaceError::locked_fields(capability_id, locked));
     }

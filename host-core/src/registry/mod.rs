@@ -114,21 +114,35 @@ pub(crate) struct Registration {
 impl Registration {
     /// Every canonical capability id this registration owns, in declaration order.
     pub(crate) fn capability_ids(&self) -> Vec<String> {
+        // Loops, not a chain of maps: each closure instantiated `fold` and `from_iter` (#16).
         let def = &self.def;
-        def.observations
-            .iter()
-            .map(|o| ids::view_capability_id(&def.component_type, &o.name))
-            .chain(
-                def.actions
-                    .iter()
-                    .map(|a| ids::view_capability_id(&def.component_type, &a.name)),
-            )
-            .chain(
-                def.procedures
-                    .iter()
-                    .map(|p| ids::domain_capability_id(&p.path)),
-            )
-            .collect()
+        let mut out = Vec::new();
+        for o in &def.observations {
+            out.push(ids::view_capability_id(&def.component_type, &o.name));
+        }
+        for a in &def.actions {
+            out.push(ids::view_capability_id(&def.component_type, &a.name));
+        }
+        for p in &def.procedures {
+            out.push(ids::domain_capability_id(&p.path));
+        }
+        out
+    }
+
+    /// Every capability's availability gates, in `capability_ids` order.
+    fn gates(&self) -> Vec<&Availability> {
+        let def = &self.def;
+        let mut gates = Vec::new();
+        for o in &def.observations {
+            gates.push(&o.availability);
+        }
+        for a in &def.actions {
+            gates.push(&a.availability);
+        }
+        for p in &def.procedures {
+            gates.push(&p.availability);
+        }
+        gates
     }
 
     /// Evaluates one capability's availability; `Err` carries the unavailable reason.
@@ -159,21 +173,12 @@ impl Registration {
 
     /// Availability of every capability, keyed by canonical id.
     pub(crate) fn availability_map(&self) -> Vec<(String, bool)> {
-        let def = &self.def;
-        let gates = def
-            .observations
-            .iter()
-            .map(|o| &o.availability)
-            .chain(def.actions.iter().map(|a| &a.availability))
-            .chain(def.procedures.iter().map(|p| &p.availability));
-        self.capability_ids()
-            .into_iter()
-            .zip(gates)
-            .map(|(id, gates)| {
-                let available = self.availability(&id, gates).is_ok();
-                (id, available)
-            })
-            .collect()
+        let mut map = Vec::new();
+        for (id, gates) in self.capability_ids().into_iter().zip(self.gates()) {
+            let available = self.availability(&id, gates).is_ok();
+            map.push((id, available));
+        }
+        map
     }
 }
 
@@ -211,7 +216,12 @@ pub(crate) struct Inner {
     pub(crate) clock: Rc<dyn Clock>,
     pub(crate) patterns: Rc<dyn PatternEngine>,
     pub(crate) executor: RefCell<Option<Handler>>,
+    /// The last catalog's wire names with the version and scope they were assigned for.
+    wire_names: RefCell<Option<NamesMemo>>,
 }
+
+/// Surface version, scope, and the wire names assigned for them (`Surface::wire_names`).
+type NamesMemo = (u64, Vec<String>, Vec<String>);
 
 /// The registry. Cloning shares it (single-threaded: `Rc`).
 #[derive(Clone)]
@@ -350,6 +360,7 @@ impl Surface {
                 clock: options.clock,
                 patterns: options.patterns,
                 executor: RefCell::new(None),
+                wire_names: RefCell::new(None),
             }),
         }
     }
@@ -360,6 +371,27 @@ impl Surface {
 
     pub fn version(&self) -> SurfaceVersion {
         SurfaceVersion(self.inner.state.borrow().version)
+    }
+
+    /// The wire names of the catalog taken at `version` within `scope`: `assign`ed once, then
+    /// remembered until either changes. Names depend only on which capabilities are registered
+    /// (C6), and every registration change bumps the version, so a step on an unchanged
+    /// surface skips the encoding and the sorts.
+    pub(crate) fn wire_names(
+        &self,
+        version: SurfaceVersion,
+        scope: &[String],
+        assign: impl FnOnce() -> Vec<String>,
+    ) -> Vec<String> {
+        let mut memo = self.inner.wire_names.borrow_mut();
+        if let Some((v, s, names)) = &*memo {
+            if *v == version.0 && s == scope {
+                return names.clone();
+            }
+        }
+        let names = assign();
+        *memo = Some((version.0, scope.to_vec(), names.clone()));
+        names
     }
 
     /// Installs the function that executes `domain:` references (typically the app's `/rpc`
@@ -612,10 +644,10 @@ impl Surface {
     /// Re-evaluates availability and records it; the event names what flipped, if anything.
     fn availability_flips(&self) -> Option<SurfaceEvent> {
         let registrations = self.registrations();
-        let evaluated: Vec<(String, Vec<(String, bool)>)> = registrations
-            .iter()
-            .map(|r| (r.id.clone(), r.availability_map()))
-            .collect();
+        let mut evaluated = Vec::with_capacity(registrations.len());
+        for r in &registrations {
+            evaluated.push((r.id.clone(), r.availability_map()));
+        }
         let mut flipped = Vec::new();
         {
             let mut state = self.inner.state.borrow_mut();

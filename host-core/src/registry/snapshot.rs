@@ -1,7 +1,7 @@
 //! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
 //! it is available, never observation output.
 
-use super::{Registration, Surface, SurfaceVersion};
+use super::{Surface, SurfaceVersion};
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
@@ -269,14 +269,14 @@ impl Snapshot {
 
 /// The agent-facing input schema of a procedure and its bound-field list.
 pub(crate) fn bound_view(schema: &Value, bound: &[BoundField]) -> (Value, Vec<BoundFieldSnapshot>) {
-    let fields = bound
-        .iter()
-        .map(|f| BoundFieldSnapshot {
+    let mut fields = Vec::with_capacity(bound.len());
+    for f in bound {
+        fields.push(BoundFieldSnapshot {
             path: f.path.clone(),
             locked: f.locked,
             source: "ui-state",
-        })
-        .collect();
+        });
+    }
     (reduce_input_schema(schema, bound), fields)
 }
 
@@ -284,11 +284,8 @@ impl Surface {
     /// Takes a snapshot. Side-effect free apart from running `when`/reason/`describe`.
     pub fn snapshot(&self, options: &SnapshotOptions) -> Snapshot {
         let version = self.version();
-        let mut registrations: Vec<Registration> = self
-            .registrations()
-            .into_iter()
-            .filter(|r| in_scope(&r.def.component_type, &options.scope))
-            .collect();
+        let mut registrations = self.registrations();
+        registrations.retain(|r| in_scope(&r.def.component_type, &options.scope));
         // Snapshot order: priority descending, then type, then instance id.
         crate::canonical::insertion_sort(&mut registrations, |a, b| {
             (
@@ -306,32 +303,30 @@ impl Surface {
         let mut procedures = Vec::new();
         for registration in &registrations {
             let def = &registration.def;
-            let observations: Vec<ObservationSnapshot> = def
-                .observations
-                .iter()
-                .map(|o| {
-                    let capability_id = ids::view_capability_id(&def.component_type, &o.name);
-                    let (available, unavailable_reason) =
-                        gate(registration.availability(&capability_id, &o.availability));
-                    ObservationSnapshot {
+            // Loops, not `map(..).filter(..).collect()`: a fold and a `from_iter` per closure (#16).
+            let mut observations = Vec::new();
+            for o in &def.observations {
+                let capability_id = ids::view_capability_id(&def.component_type, &o.name);
+                let (available, unavailable_reason) =
+                    gate(registration.availability(&capability_id, &o.availability));
+                if keep(available) {
+                    observations.push(ObservationSnapshot {
                         capability_id,
                         name: o.name.clone(),
                         description: o.description.clone(),
                         output_schema: o.output_schema.clone(),
                         available,
                         unavailable_reason,
-                    }
-                })
-                .filter(|o| keep(o.available))
-                .collect();
-            let actions: Vec<ActionSnapshot> = def
-                .actions
-                .iter()
-                .map(|a| {
-                    let capability_id = ids::view_capability_id(&def.component_type, &a.name);
-                    let (available, unavailable_reason) =
-                        gate(registration.availability(&capability_id, &a.availability));
-                    ActionSnapshot {
+                    });
+                }
+            }
+            let mut actions = Vec::new();
+            for a in &def.actions {
+                let capability_id = ids::view_capability_id(&def.component_type, &a.name);
+                let (available, unavailable_reason) =
+                    gate(registration.availability(&capability_id, &a.availability));
+                if keep(available) {
+                    actions.push(ActionSnapshot {
                         capability_id,
                         name: a.name.clone(),
                         description: a.description.clone(),
@@ -342,10 +337,9 @@ impl Surface {
                         confirmation: a.confirmation,
                         available,
                         unavailable_reason,
-                    }
-                })
-                .filter(|a| keep(a.available))
-                .collect();
+                    });
+                }
+            }
             for (procedure, bound) in def.procedures.iter().zip(registration.bound.iter()) {
                 let procedure_id = ids::domain_capability_id(&procedure.path);
                 let (available, unavailable_reason) =

@@ -25,15 +25,15 @@ use serde_json::{Map, Value};
 /// The meta catalog: the three descriptors, always available.
 pub fn meta_catalog() -> (Vec<WireToolDescriptor>, Vec<WireToolState>) {
     let descriptors = meta_descriptors();
-    let state = descriptors
-        .iter()
-        .map(|d| WireToolState {
+    let mut state = Vec::with_capacity(descriptors.len());
+    for d in &descriptors {
+        state.push(WireToolState {
             wire_name: d.wire_name.clone(),
             available: true,
             unavailable_reason: None,
             note: None,
-        })
-        .collect();
+        });
+    }
     (descriptors, state)
 }
 
@@ -351,7 +351,7 @@ async fn target(
         .as_ref()
         .is_some_and(|(_, schema)| schema["type"] == "object");
     if let (Value::String(encoded), true) = (&input, takes_object) {
-        match serde_json::from_slice::<Value>(encoded.as_bytes()) {
+        match dpas_protocol::json::parse(encoded.as_bytes()) {
             Ok(decoded @ Value::Object(_)) => input = decoded,
             _ => {
                 return done(envelope_error(

@@ -10,11 +10,9 @@ pub mod meta;
 #[cfg(test)]
 mod tests;
 
-use catalog::StepCatalog;
+use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
-use dpas_protocol::catalog::SURFACE_ACT;
-use meta::dispatch_meta;
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
@@ -256,7 +254,7 @@ async fn http_error(response: StepResponse) -> ErrorBody {
             bytes.extend_from_slice(&chunk);
         }
     }
-    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let parsed = dpas_protocol::json::parse(&bytes).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     match (
         error.and_then(|e| e.get("code")).and_then(Value::as_str),
@@ -336,12 +334,7 @@ impl Turn<'_, '_> {
             .unwrap_or_default()
     }
 
-    fn request(
-        &self,
-        step_index: usize,
-        projection: &Projection,
-        scope: &[String],
-    ) -> Result<Vec<u8>, serde_json::Error> {
+    fn request(&self, step_index: usize, projection: &Projection, scope: &[String]) -> Vec<u8> {
         StepRequestV2 {
             protocol_version: 2,
             conversation_id: &self.options.conversation_id,
@@ -397,14 +390,18 @@ impl Turn<'_, '_> {
                 canonical_id: call.canonical_id.clone(),
                 input: call.input.clone(),
             });
+            let catalog = StepCatalog(self.options.catalog_mode);
             let (Dispatched { ok, value }, moves_surface, effect) =
-                if self.options.catalog_mode == CatalogMode::Meta {
-                    let meta = dispatch_meta(env.surface, scope, call, env.ui).await;
-                    (meta.dispatched, call.wire_name == SURFACE_ACT, meta.acted)
-                } else {
-                    let direct = dispatch(env.surface, scope, call, env.ui).await;
-                    let effect = projection.binding(&call.wire_name).map(|b| b.effect);
-                    (direct, projection.moves_surface(&call.wire_name), effect)
+                match catalog.call(env.surface, scope, projection, call, env.ui) {
+                    Call::Direct {
+                        run,
+                        moves_surface,
+                        effect,
+                    } => (run.await, moves_surface, effect),
+                    Call::Meta { run, moves_surface } => {
+                        let meta = run.await;
+                        (meta.dispatched, moves_surface, meta.acted)
+                    }
                 };
             // Cancelled while the user was being asked: the call never ran and the user never
             // declined it, so it is answered as unexecuted (J7), not as a denial.
@@ -517,13 +514,7 @@ async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Optio
         }
         env.observer
             .on_event(&TurnEvent::StepStarted { step_index });
-        let Ok(request) = turn.request(step_index, &projection, &scope) else {
-            let error = HostError::new(
-                HostErrorCode::ProtocolDecodeError,
-                "The step request could not be encoded.",
-            );
-            return (TurnStatus::Error, Some(body(error)));
-        };
+        let request = turn.request(step_index, &projection, &scope);
         let (finish, frames) = match post_step(env, request).await {
             StepEnd::Finished(finish, frames) => (finish, frames),
             StepEnd::Stop(status, error) => return (status, error),

@@ -1,6 +1,7 @@
-//! The demo's own HTTP surface, mounted by `http::configure` only under `--demo`: the role
-//! picker's sign-in (`POST /api/session`), the ledger reset (`POST /api/demo/reset`) and the
-//! wording of approval receipts for its gated writes.
+//! The demo's own HTTP surface, which the `host-server` binary (and the test harness) mounts
+//! beside its other routes only under `--demo` ([`with_demo`]): the role picker's sign-in
+//! (`POST /api/session`), the ledger reset (`POST /api/demo/reset`) and the wording of
+//! approval receipts for its gated writes. The library's `http` layer knows none of it.
 
 use actix_web::http::header::SET_COOKIE;
 use actix_web::{guard, web, HttpRequest, HttpResponse};
@@ -12,6 +13,25 @@ use super::{DemoUser, CONTROLLER};
 use crate::app::AppState;
 use crate::http::{body, error::ApiError};
 use crate::runtime::Actor;
+
+/// `routes` (an embedder's extra routes, as `http::serve_with` takes them) with the demo's
+/// endpoints mounted ahead of them when `demo` is on: how the binary mounts the demo. Extra
+/// routes go ahead of the built-in ones, so the demo's sign-in answers `POST /api/session`
+/// before the session resource does.
+pub fn with_demo<F>(
+    demo: bool,
+    routes: F,
+) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
+    move |cfg: &mut web::ServiceConfig| {
+        if demo {
+            configure(cfg);
+        }
+        routes(cfg);
+    }
+}
 
 /// Mounts the demo's endpoints. Its sign-in is a `POST`-only resource on `/api/session`, to be
 /// mounted ahead of the session resource (`GET`/`DELETE`, and the 405s): a request it does not

@@ -1,7 +1,7 @@
-//! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files; under `--demo`
-//! also the demo's own endpoints (`demo::http`).
-//! Every endpoint but health and the demo sign-in needs a valid session (401 otherwise).
-//! `POST /api/session` is the demo's sign-in; without `--demo` it is 404.
+//! The HTTP API: health, sessions, `/rpc`, approvals, threads and static files. The demo's own
+//! endpoints (`demo::http`) are not mounted here: the binary mounts them with its extra routes.
+//! Every endpoint but health (and a sign-in mounted ahead, such as the demo's) needs a valid
+//! session (401 otherwise). `POST /api/session` signs nobody in here: 404.
 //! Here: mounting, serving, health, sessions and `/rpc`; `approvals.rs`, `threads.rs` and
 //! `audit.rs` are their resources' handlers.
 
@@ -60,12 +60,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
             // Not behind the session: it is for scrapers (or on its own address).
             if state.config.metrics_listen.is_none() {
                 cfg.route("/metrics", web::get().to(crate::telemetry::metrics_route));
-            }
-        })
-        // The demo mounts its sign-in (`POST /api/session`) ahead of the session resource.
-        .configure(|cfg| {
-            if state.config.demo {
-                crate::demo::http::configure(cfg);
             }
         })
         .service(
@@ -283,8 +277,9 @@ async fn get_session(
     HttpResponse::Ok().json(json!({"user": user, "models": models, "defaultModel": models.first()}))
 }
 
-/// `POST /api/session` where nothing signs users in here: without `--demo` (whose role picker
-/// `demo::http` mounts ahead of this resource) a server's sessions come from elsewhere.
+/// `POST /api/session` where nothing signs users in here: a sign-in is mounted ahead of this
+/// resource (the demo's role picker, `demo::http`, under `--demo`), or a server's sessions
+/// come from elsewhere.
 async fn no_sign_in() -> Result<HttpResponse, ApiError> {
     Err(ApiError::NotFound)
 }

@@ -193,6 +193,43 @@ async fn the_session_resource_answers_alike_with_and_without_demo() {
     assert!(signed_in.set_cookie.is_some());
 }
 
+/// The demo's sign-in and reset are the binary's to mount (`demo::http::with_demo`): the
+/// library's own routes answer them 404 even with the demo on, and mounted as the binary
+/// mounts them they sign in and reset.
+#[actix_web::test]
+async fn the_demo_endpoints_are_mounted_by_the_binary_not_by_the_http_layer() {
+    use actix_web::test::{call_service, init_service, TestRequest};
+    let state = crate::common::builder().build().await.unwrap();
+    assert!(state.config.demo);
+    let sign_in = || {
+        TestRequest::post()
+            .uri("/api/session")
+            .set_json(json!({"role": "controller"}))
+            .to_request()
+    };
+    let reset = |cookie: &str| {
+        TestRequest::post()
+            .uri("/api/demo/reset")
+            .insert_header(("cookie", cookie.to_owned()))
+            .to_request()
+    };
+    let cookie = {
+        let keys = SessionKeys::from_secret(SECRET, Duration::from_secs(60));
+        format!("{COOKIE_NAME}={}", keys.sign(&keys.claims_for(&carla())))
+    };
+
+    let library = init_service(host_server::http::app(state.clone())).await;
+    assert_eq!(call_service(&library, sign_in()).await.status(), 404);
+    assert_eq!(call_service(&library, reset(&cookie)).await.status(), 404);
+
+    let routes = host_server::demo::http::with_demo(state.config.demo, |_| {});
+    let binary = init_service(host_server::http::app_with(state, routes)).await;
+    let signed_in = call_service(&binary, sign_in()).await;
+    assert_eq!(signed_in.status(), 200);
+    assert!(signed_in.headers().contains_key("set-cookie"));
+    assert_eq!(call_service(&binary, reset(&cookie)).await.status(), 200);
+}
+
 #[actix_web::test]
 async fn signing_out_revokes_that_cookie_on_the_server_also_across_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -37,12 +37,10 @@ impl Listeners {
     /// The store changed: drop the cached snapshot and tell every listener.
     fn changed(&self) {
         self.snapshot.borrow_mut().take();
-        let listeners: Vec<Function> = self
-            .listeners
-            .borrow()
-            .iter()
-            .map(|(_, f)| f.clone())
-            .collect();
+        let mut listeners: Vec<Function> = Vec::new();
+        for (_, listener) in self.listeners.borrow().iter() {
+            listeners.push(listener.clone());
+        }
         for listener in listeners {
             let _ = listener.call0(&JsValue::UNDEFINED);
         }

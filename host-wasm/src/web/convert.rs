@@ -1,10 +1,10 @@
-//! Crossing the JS boundary: JSON values as JSON text (`serde_json` on this side,
+//! Crossing the JS boundary: JSON values as JSON text (`dpas_protocol::json` on this side,
 //! `JSON.parse`/`JSON.stringify` on the JS side, reusing the JSON code the wire already links;
 //! `serde-wasm-bindgen` measured 6 KB gzip more), and small readers for the fields of the
 //! option objects the app passes.
 
+use dpas_protocol::json::WriteJson;
 use js_sys::{Function, Reflect};
-use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -27,12 +27,9 @@ pub(crate) fn parse_js(text: &str) -> JsValue {
     json_parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// Any serialisable Rust value, through its JSON text.
-pub(crate) fn typed_to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    serde_json::to_string(value)
-        .ok()
-        .and_then(|text| json_parse(&text).ok())
-        .unwrap_or(JsValue::UNDEFINED)
+/// Any Rust value with a JSON text, through that text.
+pub(crate) fn typed_to_js(value: &dyn WriteJson) -> JsValue {
+    json_parse(&dpas_protocol::json::to_string(value)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// A JS value as JSON; `Err` for what JSON cannot hold (functions, symbols, bigints).
@@ -40,8 +37,7 @@ pub(crate) fn from_js(value: JsValue) -> Result<Value, JsValue> {
     let text = json_stringify(&value)?
         .as_string()
         .ok_or_else(|| type_error("not a JSON value"))?;
-    // from_slice, like the frame decoder, so one JSON parser is linked.
-    serde_json::from_slice(text.as_bytes()).map_err(|_| type_error("not a JSON value"))
+    dpas_protocol::json::parse(text.as_bytes()).map_err(|_| type_error("not a JSON value"))
 }
 
 /// `object[key]`, `undefined` when absent or when `object` is not an object.

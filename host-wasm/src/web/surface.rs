@@ -17,30 +17,20 @@ use dpas_host_core::registry::{
 };
 use js_sys::{Array, Function};
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-thread_local! {
-    /// Live surfaces by id: how `runTurn({surface})` finds the registry behind a JS object.
-    static SURFACES: RefCell<Vec<(u32, registry::Surface)>> = const { RefCell::new(Vec::new()) };
-    static NEXT_ID: Cell<u32> = const { Cell::new(1) };
-}
-
-/// The registry behind a JS `Surface` object.
+/// The registry behind a JS `Surface` object. The object owns it; its hidden `__surface`
+/// getter hands out a new `Surface` wrapping the same registry, which is taken back here by
+/// value (wasm-bindgen's class check and unwrap), so no table of live surfaces is kept. Any
+/// other value, and a freed `Surface` (whose getter throws), is a `TypeError`.
 pub(crate) fn core_surface(value: &JsValue) -> Result<registry::Surface, JsValue> {
-    let id = get(value, "__surfaceId").as_f64().map(|id| id as u32);
-    id.and_then(|id| {
-        SURFACES.with(|s| {
-            s.borrow()
-                .iter()
-                .find(|(i, _)| *i == id)
-                .map(|(_, s)| s.clone())
-        })
-    })
-    .ok_or_else(|| type_error("options.surface must be a live Surface"))
+    JsSurface::try_from_js_value_ref(&get(value, "__surface"))
+        .map(|handle| handle.inner)
+        .ok_or_else(|| type_error("options.surface must be a live Surface"))
 }
 
 #[wasm_bindgen(module = "/src/web/handler.js")]
@@ -335,7 +325,11 @@ fn list<T>(
             &["ComponentDef.", key, " must be an array"].concat(),
         ));
     }
-    Array::from(&items).iter().map(|item| read(&item)).collect()
+    let mut out = Vec::new();
+    for item in Array::from(&items).iter() {
+        out.push(read(&item)?);
+    }
+    Ok(out)
 }
 
 /// A `ComponentDef` read from JS.
@@ -363,7 +357,6 @@ fn definition_error(error: registry::DefinitionError) -> JsValue {
 /// The agent surface registry of this page.
 #[wasm_bindgen(js_name = Surface)]
 pub struct JsSurface {
-    id: u32,
     inner: registry::Surface,
 }
 
@@ -449,9 +442,7 @@ impl JsSurface {
                 inner.set_procedure_executor(executor_handler(executor));
             }
         }
-        let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
-        SURFACES.with(|s| s.borrow_mut().push((id, inner.clone())));
-        Ok(JsSurface { id, inner })
+        Ok(JsSurface { inner })
     }
 
     /// Registers a mounted component. A second live instance of the same type and instance id
@@ -473,10 +464,12 @@ impl JsSurface {
         version_number(self.inner.version())
     }
 
-    /// Internal: how `runTurn` finds this registry.
-    #[wasm_bindgen(getter = __surfaceId, skip_typescript)]
-    pub fn surface_id(&self) -> u32 {
-        self.id
+    /// Internal: how `runTurn` and `Conversation` reach this registry ([`core_surface`]).
+    #[wasm_bindgen(getter = __surface, skip_typescript)]
+    pub fn handle(&self) -> JsSurface {
+        JsSurface {
+            inner: self.inner.clone(),
+        }
     }
 
     /// Listens to surface events; returns the unsubscribe function.
@@ -507,12 +500,5 @@ impl JsSurface {
     #[wasm_bindgen(js_name = notifyAvailabilityChanged)]
     pub fn notify_availability_changed(&self) {
         self.inner.recheck_availability();
-    }
-}
-
-impl Drop for JsSurface {
-    fn drop(&mut self) {
-        let id = self.id;
-        SURFACES.with(|s| s.borrow_mut().retain(|(i, _)| *i != id));
     }
 }

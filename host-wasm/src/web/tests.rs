@@ -494,6 +494,47 @@ async fn confirmation_asks_the_app_and_a_denial_is_a_typed_result() {
     }
 }
 
+/// `options.surface` is reached through the object (no table of live surfaces): anything but
+/// a live `Surface` is a `TypeError`, for `runTurn` and for `Conversation`, and reaching a
+/// surface neither frees nor moves it.
+#[wasm_bindgen_test]
+async fn only_a_live_surface_is_a_surface() {
+    let live: JsValue = JsSurface::new(None).unwrap().into();
+    let freed: JsValue = JsSurface::new(None).unwrap().into();
+    js("$0.free();", std::slice::from_ref(&freed));
+    let cases = [
+        ("freed", freed),
+        ("look-alike", js("return { __surface: {} };", &[])),
+        ("number", JsValue::from(7)),
+        ("missing", JsValue::UNDEFINED),
+    ];
+    let type_error = |error: JsValue, label: &str| {
+        assert!(error.is_instance_of::<js_sys::TypeError>(), "{label}");
+        assert_eq!(
+            get(&error, "message").as_string().as_deref(),
+            Some("options.surface must be a live Surface"),
+            "{label}"
+        );
+    };
+    let options = |surface: &JsValue| {
+        js(
+            "return { endpoint: '/none', pathname: '/', conversationId: 'cnv_x', messages: [], \
+             surface: $0, getPathname: () => '/' };",
+            std::slice::from_ref(surface),
+        )
+    };
+    for (label, surface) in &cases {
+        let refused = Conversation::new(options(surface)).err();
+        type_error(refused.expect(label), label);
+        let rejected = JsFuture::from(run_turn_export(options(surface))).await;
+        type_error(rejected.expect_err(label), label);
+    }
+    let before = js("return $0.surfaceVersion;", std::slice::from_ref(&live));
+    Conversation::new(options(&live)).expect("a live surface");
+    Conversation::new(options(&live)).expect("still live after being reached");
+    assert_eq!(js("return $0.surfaceVersion;", &[live]), before);
+}
+
 #[wasm_bindgen_test]
 async fn the_conversation_store_streams_into_a_stable_snapshot() {
     let surface: JsValue = JsSurface::new(None).unwrap().into();

@@ -57,14 +57,14 @@ pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsVal
         let Value::Array(tokens) = tokens else {
             return Err(refused());
         };
-        let tokens = tokens
-            .into_iter()
-            .map(|t| match t {
-                Value::String(t) => Ok(t),
-                _ => Err(refused()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        routes.push((route, tokens));
+        let mut strings = Vec::with_capacity(tokens.len());
+        for token in tokens {
+            let Value::String(token) = token else {
+                return Err(refused());
+            };
+            strings.push(token);
+        }
+        routes.push((route, strings));
     }
     Ok(Some(RouteFloors::new(SHELL_SCOPE, routes)))
 }

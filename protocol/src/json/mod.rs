@@ -1,9 +1,17 @@
-//! Building JSON objects without `serde_json::json!` on paths the browser build runs.
+//! JSON on the paths the browser build runs, without serde's (de)serializers: [`parse`]
+//! (text → `serde_json::Value`), [`WriteJson`] (values and wire types → compact text), and
+//! [`object`] (building objects without `serde_json::json!`).
 //!
-//! The macro passes every leaf but `null`/`true`/`false` through `to_value(..).unwrap()`;
+//! `json!` passes every leaf but `null`/`true`/`false` through `to_value(..).unwrap()`;
 //! that `unwrap` links serde_json's `Debug` error formatting, and with it core's Unicode
 //! escaping tables, into the `.wasm` (a few kilobytes gzip). The values built here are the
 //! same, keys in the order written.
+
+mod parse;
+mod write;
+
+pub use parse::{parse, ParseError};
+pub use write::{to_string, write_str, ObjectWriter, WriteJson};
 
 use serde_json::{Map, Value};
 
@@ -22,6 +30,9 @@ pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 pub fn error_object<const N: usize>(fields: [(&str, Value); N]) -> Value {
     object([("error", object(fields))])
 }
+
+#[cfg(test)]
+mod oracle;
 
 #[cfg(test)]
 mod tests {
