@@ -6,16 +6,40 @@ use std::sync::Arc;
 use dpas_protocol::{UsageReport, WireModelMessage};
 use futures_util::future::BoxFuture;
 use futures_util::Stream;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// One tool offered to the model. The name is the wire name; nothing tells the model
 /// where a tool runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// A JSON Schema object, shared: a host offers the same schemas on every step.
-    pub input_schema: Arc<Value>,
+    /// A JSON Schema object as JSON text, shared: a host offers the same schemas on every
+    /// step, and a browser tool's schema is kept as the request carried it (nothing on the
+    /// way to the model reads it).
+    pub input_schema: Arc<RawValue>,
+}
+
+impl ToolSpec {
+    /// A tool whose schema is `schema`, serialised.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, schema: &Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            // A `Value` always serialises.
+            input_schema: Arc::from(serde_json::value::to_raw_value(schema).unwrap_or_default()),
+        }
+    }
+}
+
+/// The same name, description and schema text.
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.input_schema.get() == other.input_schema.get()
+    }
 }
 
 /// Everything one model step needs. `messages` is the whole history, the capability-state

@@ -446,11 +446,7 @@ mod tests {
             messages,
             tools: tools
                 .iter()
-                .map(|n| ToolSpec {
-                    name: (*n).into(),
-                    description: String::new(),
-                    input_schema: std::sync::Arc::new(json!({})),
-                })
+                .map(|n| ToolSpec::new(*n, "", &json!({})))
                 .collect(),
         }
     }

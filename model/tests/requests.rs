@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::*;
 use dpas_model::vendor::anthropic::{self, RequestOptions};
 use dpas_model::vendor::openai;
@@ -32,16 +30,18 @@ fn trace_tools(name: &str) -> Vec<ToolSpec> {
         .as_array()
         .expect("tools")
         .iter()
-        .map(|t| ToolSpec {
-            name: t["wireName"].as_str().expect("name").to_owned(),
-            description: t["description"].as_str().unwrap_or("").to_owned(),
-            input_schema: Arc::new(t["inputSchema"].clone()),
+        .map(|t| {
+            ToolSpec::new(
+                t["wireName"].as_str().expect("name"),
+                t["description"].as_str().unwrap_or(""),
+                &t["inputSchema"],
+            )
         })
-        .chain([ToolSpec {
-            name: "domain_collections-aging".into(),
-            description: "[domain · read] The ageing ladder.".into(),
-            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
-        }])
+        .chain([ToolSpec::new(
+            "domain_collections-aging",
+            "[domain · read] The ageing ladder.",
+            &json!({"type": "object", "properties": {}}),
+        )])
         .collect()
 }
 
@@ -314,11 +314,7 @@ fn thinking_budget_raises_max_tokens() {
 fn meta_tools() -> Vec<ToolSpec> {
     meta_descriptors()
         .into_iter()
-        .map(|d| ToolSpec {
-            name: d.wire_name,
-            description: d.description,
-            input_schema: Arc::new(Value::Object(d.input_schema)),
-        })
+        .map(|d| ToolSpec::new(d.wire_name, d.description, &Value::Object(d.input_schema)))
         .collect()
 }
 

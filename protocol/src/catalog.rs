@@ -22,7 +22,10 @@ impl Collisions {
     }
 }
 
-pub fn find_collisions(frontend: &[WireToolDescriptor], domain: &[DomainToolInfo]) -> Collisions {
+pub fn find_collisions<S>(
+    frontend: &[WireToolDescriptor<S>],
+    domain: &[DomainToolInfo],
+) -> Collisions {
     let mut out = Collisions::default();
     for (i, d) in frontend.iter().enumerate() {
         let clash = domain
@@ -57,9 +60,9 @@ pub const CAPABILITY_STATE_HEADING: &str = "Capability state (this step):";
 /// The capability-state message (E6), rendered from `frontendState` in order against the
 /// remaining descriptors (wire → canonical id, falling back to the wire name): unavailable
 /// entries with their reason, available entries with a note; `None` when no line results.
-pub fn capability_state_message(
+pub fn capability_state_message<S>(
     state: &[WireToolState],
-    descriptors: &[WireToolDescriptor],
+    descriptors: &[WireToolDescriptor<S>],
 ) -> Option<String> {
     let mut out = String::new();
     for s in state {
@@ -261,15 +264,16 @@ mod tests {
             state("view_noted", true, None, Some("3 rows selected")),
             state("view_plain", true, None, None),
         ];
+        let none: &[WireToolDescriptor] = &[];
         assert_eq!(
-            capability_state_message(&states, &[]).unwrap(),
+            capability_state_message(&states, none).unwrap(),
             "Capability state (this step):\n- view_gone — unavailable: not available right now\n- view_noted — available; 3 rows selected"
         );
         assert_eq!(
-            capability_state_message(&[state("v", true, None, None)], &[]),
+            capability_state_message(&[state("v", true, None, None)], none),
             None
         );
-        assert_eq!(capability_state_message(&[], &[]), None);
+        assert_eq!(capability_state_message(&[], none), None);
     }
 
     #[test]

@@ -25,11 +25,12 @@ pub use frame::{
 };
 pub use message::{ContentPart, MessageContent, Role, WireModelMessage};
 pub use ndjson::{encode_frame, encode_frame_into, FrameDecoder, TrailingFragment};
-pub use request::{
-    decode_request, decode_request_value, CatalogV2, ChatStepRequest, ProtocolVersion,
-    StepRequestV1, StepRequestV2,
-};
+#[cfg(feature = "server")]
+pub use request::{decode_request, decode_request_value, ChatStepRequest};
+pub use request::{CatalogV2, ProtocolVersion, StepRequestV1, StepRequestV2};
 pub use scope::{resolve_scope, RouteFloors};
+#[cfg(feature = "server")]
+pub use tool::RawSchema;
 pub use tool::{
     CatalogMode, Confirmation, Plane, Truncated, TruncationReason, WireToolDescriptor,
     WireToolState,

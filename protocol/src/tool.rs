@@ -39,16 +39,18 @@ crate::wire_enum! {
     }
 }
 
-/// What the model gets to know about one browser-side capability (B6).
+/// What the model gets to know about one browser-side capability (B6). The browser builds
+/// the schema as a JSON object; a decoded request keeps it as the text it came in
+/// (`RawSchema`, with the `server` feature).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WireToolDescriptor {
+pub struct WireToolDescriptor<S = Map<String, Value>> {
     pub wire_name: String,
     pub canonical_id: String,
     pub plane: Plane,
     pub description: String,
     /// A JSON Schema object, bound keys already removed.
-    pub input_schema: Map<String, Value>,
+    pub input_schema: S,
     pub effect: String,
     pub confirmation: Confirmation,
     /// v1 only: v2 carries availability in `frontendState`.
@@ -57,6 +59,60 @@ pub struct WireToolDescriptor {
     /// v1 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+}
+
+/// A JSON Schema object as a step request carried it: its text, checked to be a JSON
+/// object, never parsed into a tree. The server does not read a frontend tool's schema; it
+/// hands it to the model, and building and freeing a tree of maps for every schema of every
+/// step was most of what decoding a request cost.
+#[cfg(feature = "server")]
+#[derive(Debug, Clone)]
+pub struct RawSchema(Box<serde_json::value::RawValue>);
+
+#[cfg(feature = "server")]
+impl RawSchema {
+    /// `raw` when it is a JSON object.
+    pub(crate) fn object(raw: Box<serde_json::value::RawValue>) -> Option<Self> {
+        raw.get().starts_with('{').then_some(Self(raw))
+    }
+
+    /// The schema's JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
+        self.0
+    }
+
+    /// The schema parsed, for a reader that inspects it.
+    pub fn to_map(&self) -> Map<String, Value> {
+        // The text was read as a JSON object.
+        serde_json::from_str(self.get()).unwrap_or_default()
+    }
+}
+
+#[cfg(feature = "server")]
+impl From<&Map<String, Value>> for RawSchema {
+    fn from(map: &Map<String, Value>) -> Self {
+        // A map with string keys always serialises.
+        Self(serde_json::value::to_raw_value(map).unwrap_or_default())
+    }
+}
+
+/// The same text: schemas are compared as the request carried them.
+#[cfg(feature = "server")]
+impl PartialEq for RawSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+#[cfg(feature = "server")]
+impl Serialize for RawSchema {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
 }
 
 /// The volatile half of a descriptor (B7); never in the provider's tool block.

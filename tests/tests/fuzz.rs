@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use dpas_model::{ModelError, ModelErrorKind};
 use dpas_protocol::ndjson::FrameDecoder;
-use dpas_protocol::{decode_request, HostErrorCode};
+use dpas_protocol::{
+    decode_request, decode_request_value, ChatStepRequest, HostError, HostErrorCode, RawSchema,
+};
 use futures_util::StreamExt;
 use host_server::config::ServerConfig;
 use host_server::runtime::{CallSurface, CapabilityErrorCode};
@@ -146,9 +148,32 @@ fn request_seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
+/// `r` with each schema's text written as its parsed value would be.
+fn canonical(mut r: ChatStepRequest) -> ChatStepRequest {
+    for d in &mut r.frontend_tools {
+        d.input_schema = RawSchema::from(&d.input_schema.to_map());
+    }
+    r
+}
+
 #[test]
 fn fuzz_decode_request() {
     campaign("decode_request", input(request_seeds()), |bytes| {
+        // The byte reader decides as a parse into a `Value` first does (the decoder before
+        // it, still `decode_request_value`): the same request, or the same refusal.
+        let parsed = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) => decode_request_value(value),
+            Err(_) => Err(HostError::of(HostErrorCode::ProtocolDecodeError)),
+        };
+        match (decode_request(&bytes), parsed) {
+            (Ok(read), Ok(parsed)) => prop_assert_eq!(canonical(read), canonical(parsed)),
+            (Err(read), Err(parsed)) => {
+                prop_assert_eq!((read.code, &read.message), (parsed.code, &parsed.message));
+            }
+            (read, parsed) => {
+                prop_assert!(false, "read {:?}, parsed {:?}", read, parsed);
+            }
+        }
         if let Err(e) = decode_request(&bytes) {
             // A refusal is one of the request codes, with a message to show.
             prop_assert!(matches!(

@@ -17,9 +17,11 @@ use dpas_protocol::limits::check_catalog_limits;
 use dpas_protocol::request::ProtocolVersion;
 use dpas_protocol::wire_name::encode_wire_name;
 use dpas_protocol::{
-    CatalogMode, ChatStepRequest, DomainToolInfo, Frame, HostError, RouteFloors, WireToolDescriptor,
+    CatalogMode, ChatStepRequest, DomainToolInfo, Frame, HostError, RawSchema, RouteFloors,
+    WireToolDescriptor,
 };
 use hashbrown::{Equivalent, HashMap};
+use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -27,21 +29,24 @@ use crate::runtime::audit::{AuditDraft, AuditSource};
 use crate::runtime::{Actor, ActorKind, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct DomainTool {
     pub info: DomainToolInfo,
     /// The runtime's capability id (`collections-aging`), without the `domain:` plane.
     pub capability_id: String,
-    pub input_schema: Arc<Value>,
+    /// Serialised once, when the half is composed.
+    pub input_schema: Arc<RawValue>,
 }
 
 /// The domain half of a catalog: what one actor may see on one surface under one scope.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct DomainHalf {
     /// Registry order.
     pub tools: Vec<DomainTool>,
     /// The tools' `info`, in the same order: what `step-start` lists and collisions check.
     pub infos: Vec<DomainToolInfo>,
+    /// `infos` as JSON, serialised once: `step-start` splices these bytes in on every step.
+    pub infos_json: Box<[u8]>,
     /// Wire names withheld because they cannot be audited under one id.
     pub undecodable: Vec<String>,
     /// How many capabilities discovery returned (offered and withheld).
@@ -265,11 +270,16 @@ fn domain_half(
                 side_effect: info.side_effect.as_str().to_owned(),
             },
             capability_id: info.id,
-            input_schema: Arc::new(info.input_schema),
+            // A `Value` always serialises.
+            input_schema: Arc::from(to_raw_value(&info.input_schema).unwrap_or_default()),
         });
     }
+    let infos: Vec<DomainToolInfo> = tools.iter().map(|t| t.info.clone()).collect();
     DomainHalf {
-        infos: tools.iter().map(|t| t.info.clone()).collect(),
+        infos_json: serde_json::to_vec(&infos)
+            .expect("strings and booleans always serialise")
+            .into(),
+        infos,
         tools,
         undecodable,
         discovered: count,
@@ -399,10 +409,10 @@ pub fn compose(
 }
 
 /// The tools the model is offered, domain first, and the frontend tools by name: each
-/// descriptor's description and schema move into its tool.
+/// descriptor's description and schema text move into its tool.
 fn offered(
     domain: &DomainHalf,
-    frontend: Vec<WireToolDescriptor>,
+    frontend: Vec<WireToolDescriptor<RawSchema>>,
 ) -> (Arc<[ToolSpec]>, Vec<FrontendTool>) {
     let mut tools = Vec::with_capacity(domain.tools.len() + frontend.len());
     tools.extend(domain.tools.iter().map(|t| ToolSpec {
@@ -415,7 +425,7 @@ fn offered(
         tools.push(ToolSpec {
             name: d.wire_name.clone(),
             description: d.description,
-            input_schema: Arc::new(Value::Object(d.input_schema)),
+            input_schema: Arc::from(d.input_schema.into_raw()),
         });
         names.push(FrontendTool {
             wire_name: d.wire_name,

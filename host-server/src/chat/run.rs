@@ -15,9 +15,9 @@ use dpas_protocol::frame::{host_inspector, step_correlation};
 use dpas_protocol::limits::MAX_MODEL_STEPS_PER_REQUEST;
 use dpas_protocol::tool_results;
 use dpas_protocol::{
-    encode_frame_into, ChatStepRequest, ContentPart, Executor, Frame, HostError, HostErrorCode,
-    InspectorFrame, Lane, MessageContent, PendingToolCall, Role, StepFinish, StepStart,
-    ToolCallFrame, ToolResultFrame, Usage, UsageAccumulator, WireModelMessage,
+    encode_frame_into, CatalogMode, ChatStepRequest, ContentPart, Executor, Frame, HostError,
+    HostErrorCode, InspectorFrame, Lane, MessageContent, PendingToolCall, Role, StepFinish,
+    StepStart, ToolCallFrame, ToolResultFrame, Usage, UsageAccumulator, WireModelMessage,
 };
 use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
@@ -80,6 +80,77 @@ impl FrameSink {
                 let _ = tx.send(frame.clone()).await;
             }
         }
+    }
+}
+
+impl FrameSink {
+    /// The run's `step-start`. As NDJSON it is written around the domain half's tools
+    /// serialised once for every step that shares the half ([`encode_step_start`]).
+    async fn send_step_start(&self, request: &ChatStepRequest, composition: &Composition) {
+        match &self.out {
+            SinkOut::Ndjson(tx) => {
+                let mut line = Vec::with_capacity(256 + composition.domain.infos_json.len());
+                encode_step_start(request, composition, &mut line);
+                let _ = tx.send(Bytes::from(line)).await;
+            }
+            SinkOut::Frames(_) => {
+                let start = Frame::StepStart(StepStart {
+                    step_id: composition.step_id.clone(),
+                    turn_id: request.turn_id.clone(),
+                    conversation_id: request.conversation_id.clone(),
+                    domain_tools: composition.domain.infos.clone(),
+                    scope: composition.scope.clone(),
+                    catalog_mode: Some(composition.catalog_mode),
+                });
+                self.send(&start).await;
+            }
+        }
+    }
+}
+
+/// The `step-start` line, byte for byte what [`encode_frame_into`] writes for the same
+/// [`StepStart`] (fields in its order, `catalogMode` always present), with `domainTools`
+/// copied from [`DomainHalf::infos_json`](super::compose::DomainHalf::infos_json) instead of
+/// serialised again: describing the same tools on every step was ~8% of a step's
+/// instructions.
+fn encode_step_start(request: &ChatStepRequest, composition: &Composition, out: &mut Vec<u8>) {
+    StartLine {
+        step_id: &composition.step_id,
+        turn_id: &request.turn_id,
+        conversation_id: &request.conversation_id,
+        domain_tools_json: &composition.domain.infos_json,
+        scope: &composition.scope,
+        catalog_mode: composition.catalog_mode,
+    }
+    .encode(out);
+}
+
+/// What a `step-start` line is written from.
+struct StartLine<'a> {
+    step_id: &'a str,
+    turn_id: &'a str,
+    conversation_id: &'a str,
+    /// The domain tools, already a JSON array.
+    domain_tools_json: &'a [u8],
+    scope: &'a [String],
+    catalog_mode: CatalogMode,
+}
+
+impl StartLine<'_> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        fn field<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, key: &[u8], value: &T) {
+            out.extend_from_slice(key);
+            // Strings, a list of strings and a unit enum always serialise.
+            serde_json::to_writer(&mut *out, value).expect("plain values always serialise");
+        }
+        field(out, br#"{"type":"step-start","stepId":"#, self.step_id);
+        field(out, br#","turnId":"#, self.turn_id);
+        field(out, br#","conversationId":"#, self.conversation_id);
+        out.extend_from_slice(br#","domainTools":"#);
+        out.extend_from_slice(self.domain_tools_json);
+        field(out, br#","scope":"#, self.scope);
+        field(out, br#","catalogMode":"#, &self.catalog_mode);
+        out.extend_from_slice(b"}\n");
     }
 }
 
@@ -330,15 +401,7 @@ impl StepRun {
 
     async fn run_traced(mut self, sink: FrameSink) {
         let metrics = StepMetrics::start();
-        let start = Frame::StepStart(StepStart {
-            step_id: self.composition.step_id.clone(),
-            turn_id: self.request.turn_id.clone(),
-            conversation_id: self.request.conversation_id.clone(),
-            domain_tools: self.composition.domain.infos.clone(),
-            scope: self.composition.scope.clone(),
-            catalog_mode: Some(self.composition.catalog_mode),
-        });
-        sink.send(&start).await;
+        sink.send_step_start(&self.request, &self.composition).await;
         for frame in std::mem::take(&mut self.composition.host_frames) {
             sink.send(&frame).await;
         }
@@ -754,6 +817,7 @@ impl StepRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dpas_protocol::DomainToolInfo;
 
     fn record(id: &str, executor: Option<Executor>) -> CallRecord {
         CallRecord {
@@ -819,6 +883,59 @@ mod tests {
             result,
             json!({"status": "error", "error": {"code": "EXECUTION_FAILED", "message": "The operation failed.", "retryable": false}})
         );
+    }
+
+    #[test]
+    fn a_spliced_step_start_is_the_frame_encoders_line() {
+        let tools = vec![
+            DomainToolInfo {
+                wire_name: "domain_collections-aging".into(),
+                canonical_id: "domain:collections-aging".into(),
+                description: "Open invoices by \"lateness\" \u{2013} five bands.\n".into(),
+                requires_approval: false,
+                side_effect: "read".into(),
+            },
+            DomainToolInfo {
+                wire_name: "domain_issue-invoice".into(),
+                canonical_id: "domain:issue-invoice".into(),
+                description: String::new(),
+                requires_approval: true,
+                side_effect: "write".into(),
+            },
+        ];
+        let cases = [
+            (
+                tools.clone(),
+                vec!["invoices".to_owned(), "a\"b".to_owned()],
+                CatalogMode::Direct,
+            ),
+            (Vec::new(), Vec::new(), CatalogMode::Meta),
+            (tools, vec![String::new()], CatalogMode::Meta),
+        ];
+        for (domain_tools, scope, mode) in cases {
+            let frame = Frame::StepStart(StepStart {
+                step_id: "stp_abc123def456".into(),
+                turn_id: "trn_\u{1f600}\\".into(),
+                conversation_id: "cnv_1".into(),
+                domain_tools: domain_tools.clone(),
+                scope: scope.clone(),
+                catalog_mode: Some(mode),
+            });
+            let mut line = Vec::new();
+            StartLine {
+                step_id: "stp_abc123def456",
+                turn_id: "trn_\u{1f600}\\",
+                conversation_id: "cnv_1",
+                domain_tools_json: &serde_json::to_vec(&domain_tools).unwrap(),
+                scope: &scope,
+                catalog_mode: mode,
+            }
+            .encode(&mut line);
+            assert_eq!(
+                String::from_utf8(line).unwrap(),
+                String::from_utf8(dpas_protocol::encode_frame(&frame)).unwrap()
+            );
+        }
     }
 
     #[test]

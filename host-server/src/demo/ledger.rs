@@ -263,6 +263,9 @@ const ROW_QUERY: &str = "SELECT i.id, i.reference, i.client_id, i.amount, i.stat
      LEFT JOIN collection_statuses s ON s.invoice_id = i.id \
      ORDER BY i.due_date DESC, i.id ASC";
 
+/// The sent (open) invoices' amounts and due dates: all the aging report reads.
+const OPEN_QUERY: &str = "SELECT amount, due_date FROM invoices WHERE status = 'sent'";
+
 impl Ledger {
     /// A ledger whose "today" is the UTC calendar date (the demo hosts run on UTC).
     pub fn new(db: Db) -> Self {
@@ -771,6 +774,22 @@ impl Ledger {
         Ok(s)
     }
 
+    /// Every sent invoice's amount and days overdue (0 when not yet due), as [`Self::rows`]
+    /// reckons them, read from the two columns they need: the aging report runs on every
+    /// step of the demo's scenario, and reading whole rows (joins, order, every column
+    /// decoded) was about a quarter of a step's instructions.
+    async fn open_lateness(&self) -> Result<Vec<(i64, i64)>, HandlerError> {
+        let today = self.today();
+        let mut session = self.db.session().await.map_err(sql_err)?;
+        session
+            .fetch(OPEN_QUERY, &[], |r| {
+                let due: String = get(r, "due_date")?;
+                Ok((get(r, "amount")?, days_between(&due, today).max(0)))
+            })
+            .await
+            .map_err(sql_err)
+    }
+
     /// Open invoices in five lateness bands.
     pub async fn aging(&self) -> Result<Vec<AgingBucket>, HandlerError> {
         let bands: [(&str, &str, i64, i64); 5] = [
@@ -780,15 +799,15 @@ impl Ledger {
             ("61-90", "61\u{2013}90 days", 61, 90),
             ("90+", "Over 90 days", 91, i64::MAX),
         ];
-        let rows = self.rows().await?;
+        let open = self.open_lateness().await?;
         Ok(bands
             .iter()
             .map(|(id, label, lo, hi)| {
-                let hits = rows.iter().filter(|r| {
-                    r.invoice.status == "sent" && (*lo..=*hi).contains(&r.days_overdue)
-                });
-                let (count, amount) = hits.fold((0_i64, 0_i64), |(c, a), r| {
-                    (c + 1, a.saturating_add(r.invoice.amount))
+                let hits = open
+                    .iter()
+                    .filter(|(_, days_overdue)| (*lo..=*hi).contains(days_overdue));
+                let (count, amount) = hits.fold((0_i64, 0_i64), |(c, a), (cents, _)| {
+                    (c + 1, a.saturating_add(*cents))
                 });
                 AgingBucket {
                     id: (*id).to_owned(),

@@ -297,7 +297,10 @@ async fn chat_catalogs_are_shared_per_actor_and_scope_and_audited_on_every_use()
     assert_eq!(first.infos.len(), first.tools.len());
     assert_eq!(first.discovered, fresh.len());
     assert!(first.tools[3].info.requires_approval);
-    assert_eq!(*first.tools[3].input_schema, fresh[3].input_schema);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(first.tools[3].input_schema.get()).unwrap(),
+        fresh[3].input_schema
+    );
 
     // Another actor, another scope, another role or credential: each its own entry.
     let analyst = catalogs.get(rt, &ada(), CallSurface::AiSdk, Some(&pending));

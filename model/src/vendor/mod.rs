@@ -18,6 +18,7 @@ use std::time::Duration;
 use dpas_protocol::{tool_results, ContentPart, MessageContent, Role, WireModelMessage};
 use eventsource_stream::Event;
 use futures_util::stream::{self, StreamExt};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::provider::{EventStream, ModelError, ModelErrorKind, ModelEvent};
@@ -350,9 +351,9 @@ fn tool_output_text(output: &Value) -> (String, bool) {
 }
 
 /// A tool's JSON Schema as vendors require it: an object schema.
-fn object_schema(schema: &Value) -> Value {
-    match schema {
-        Value::Object(map) if !map.is_empty() => schema.clone(),
+fn object_schema(schema: &RawValue) -> Value {
+    match serde_json::from_str(schema.get()) {
+        Ok(Value::Object(map)) if !map.is_empty() => Value::Object(map),
         _ => serde_json::json!({"type": "object", "properties": {}}),
     }
 }

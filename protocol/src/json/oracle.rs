@@ -274,14 +274,16 @@ fn huge_inputs_read_whole() {
 
 #[test]
 fn floats_exactly_representable_read_exactly() {
-    // significand < 2^53 and |exponent| <= 22: one exact operation, the same f64 as
-    // correctly rounded parsing.
+    // significand < 2^53 and |exponent| <= 22: one correctly rounded operation, the same f64
+    // as correctly rounded parsing. (A 17-digit significand such as 4503599627370495.5's is
+    // past 2^53: it is rounded once on the way in, and serde_json agrees with us on it only
+    // without `float_roundtrip`, which the workspace's `jsonschema` turns on for every test.)
     for text in [
         "1.5",
         "-2.25",
         "123456.789",
         "1e22",
-        "4503599627370495.5",
+        "450359962737049.5",
         "0.000001",
     ] {
         let ours = parse(text.as_bytes()).unwrap();
