@@ -29,7 +29,13 @@ pub fn canonicalize(value: &Value) -> Value {
             }
             Value::Object(sorted)
         }
-        Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
+        Value::Array(items) => {
+            let mut canonical = Vec::with_capacity(items.len());
+            for item in items {
+                canonical.push(canonicalize(item));
+            }
+            Value::Array(canonical)
+        }
         Value::Number(number) => Value::Number(canonical_number(number)),
         other => other.clone(),
     }
