@@ -21,7 +21,10 @@ pub fn insertion_sort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
 pub fn canonicalize(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&String> = Vec::with_capacity(map.len());
+            for key in map.keys() {
+                keys.push(key);
+            }
             insertion_sort(&mut keys, |a, b| a < b);
             let mut sorted = Map::new();
             for key in keys {
