@@ -537,7 +537,11 @@ impl Surface {
         state
             .tombstones
             .retain(|t| now - t.at_ms < TOMBSTONE_TTL_MS);
-        state.tombstones.iter().cloned().collect()
+        let mut live = Vec::with_capacity(state.tombstones.len());
+        for tombstone in &state.tombstones {
+            live.push(tombstone.clone());
+        }
+        live
     }
 
     pub(crate) fn registrations(&self) -> Vec<Registration> {
