@@ -392,10 +392,13 @@ impl Ledger {
                     .unwrap_or(seed_day),
             )
         };
-        for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
-            sqlx::query(&format!("DELETE FROM {table}"))
-                .execute(&mut *tx)
-                .await?;
+        for statement in [
+            "DELETE FROM collection_statuses",
+            "DELETE FROM invoices",
+            "DELETE FROM clients",
+            "DELETE FROM ledger_meta",
+        ] {
+            sqlx::query(statement).execute(&mut *tx).await?;
         }
         for c in &seed.clients {
             sqlx::query("INSERT INTO clients (id, name, segment, payment_terms_days, email) VALUES ($1, $2, $3, $4, $5)")
