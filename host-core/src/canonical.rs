@@ -21,7 +21,10 @@ pub fn insertion_sort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
 pub fn canonicalize(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&String> = Vec::with_capacity(map.len());
+            for key in map.keys() {
+                keys.push(key);
+            }
             insertion_sort(&mut keys, |a, b| a < b);
             let mut sorted = Map::new();
             for key in keys {
@@ -29,7 +32,13 @@ pub fn canonicalize(value: &Value) -> Value {
             }
             Value::Object(sorted)
         }
-        Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
+        Value::Array(items) => {
+            let mut canonical = Vec::with_capacity(items.len());
+            for item in items {
+                canonical.push(canonicalize(item));
+            }
+            Value::Array(canonical)
+        }
         Value::Number(number) => Value::Number(canonical_number(number)),
         other => other.clone(),
     }

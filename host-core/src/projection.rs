@@ -215,7 +215,7 @@ pub fn project(surface: &Surface, scope: &[String]) -> Projection {
     for e in &entries {
         keys.push(WireKey::new(&e.canonical_id, e.wire_instance.as_deref()));
     }
-    let names = assign_wire_names(&keys);
+    let names = surface.wire_names(surface_version, scope, || assign_wire_names(&keys));
     let mut projection = Projection {
         surface_version,
         descriptors: Vec::new(),
@@ -376,6 +376,29 @@ mod tests {
     fn reference(path: &str) -> ProcedureDef {
         let schema = json!({ "type": "object", "properties": { "id": { "type": "integer" } } });
         ProcedureDef::new(path, "Delete it.", Effect::Destructive, schema)
+    }
+
+    #[test]
+    fn names_are_reassigned_when_registrations_or_the_scope_change() {
+        // The names are remembered per surface version and scope (`Surface::wire_names`).
+        let (surface, _, _) = demo_surface();
+        let rows = ["rows".to_owned()];
+        surface.register(widget("row-1")).unwrap();
+        assert_eq!(names(&project(&surface, &rows)), ["view_rows__row__open"]);
+        let second = surface.register(widget("row-2")).unwrap();
+        assert_eq!(
+            names(&project(&surface, &rows)),
+            [
+                "view_rows__row__open_at_row-1",
+                "view_rows__row__open_at_row-2"
+            ]
+        );
+        assert_eq!(
+            names(&project(&surface, &["app".to_owned()]))[0],
+            "view_app__navigation__readCurrentRoute"
+        );
+        assert!(second.unregister());
+        assert_eq!(names(&project(&surface, &rows)), ["view_rows__row__open"]);
     }
 
     #[test]

@@ -515,6 +515,14 @@ mod direct_tests {
     async fn memory_database_is_shared_by_the_pool_and_the_direct_connection() {
         let db = connect("sqlite::memory:").await.unwrap();
         both_see_one_database(&db).await;
+        // The direct connection keeps a small page cache over the in-memory pages.
+        let mut s = db.session().await.unwrap();
+        let kib: Vec<i64> = s
+            .fetch("PRAGMA cache_size", &[], |r| get(r, "cache_size"))
+            .await
+            .unwrap();
+        assert_eq!(kib, [-i64::from(session::MEMORY_CACHE_KIB)]);
+        drop(s);
         // Another in-memory database is another database.
         let other = connect("sqlite::memory:").await.unwrap();
         assert_eq!(count(&other, true).await, 0);

@@ -19,12 +19,19 @@ impl RouteFloors {
         R: Into<String>,
         T: Into<String>,
     {
+        // Loops, not `map(..).collect()`: the browser build paid a fold and a `from_iter` per
+        // closure (#16).
+        let mut table = Vec::new();
+        for (route, tokens) in routes {
+            let mut owned = Vec::with_capacity(tokens.len());
+            for token in tokens {
+                owned.push(token.into());
+            }
+            table.push((route.into(), owned));
+        }
         Self {
             shell_token: shell_token.into(),
-            routes: routes
-                .into_iter()
-                .map(|(r, ts)| (r.into(), ts.into_iter().map(Into::into).collect()))
-                .collect(),
+            routes: table,
         }
     }
 
@@ -32,18 +39,22 @@ impl RouteFloors {
     /// `<route>/` prefixes the pathname (so `/a/b/42` inherits `/a/b`, `/a/b-x` does not);
     /// the shell token is prepended when absent. No match gives `[]` (unscoped).
     pub fn floor(&self, pathname: &str) -> Vec<String> {
-        let exact = self.routes.iter().find(|(route, _)| route == pathname);
-        let matched = exact.or_else(|| {
-            self.routes
-                .iter()
-                .filter(|(route, _)| {
-                    pathname.len() > route.len()
-                        && pathname.starts_with(route.as_str())
-                        && pathname.as_bytes()[route.len()] == b'/'
-                })
-                .max_by_key(|(route, _)| route.len())
-        });
-        let Some((_, tokens)) = matched else {
+        let mut exact = None;
+        // The longest prefixing route; of equally long ones the last, as `max_by_key` chose.
+        let mut longest: Option<(usize, &Vec<String>)> = None;
+        for (route, tokens) in &self.routes {
+            if route == pathname {
+                exact = Some(tokens);
+                break;
+            }
+            let prefixes = pathname.len() > route.len()
+                && pathname.starts_with(route.as_str())
+                && pathname.as_bytes()[route.len()] == b'/';
+            if prefixes && longest.is_none_or(|(len, _)| route.len() >= len) {
+                longest = Some((route.len(), tokens));
+            }
+        }
+        let Some(tokens) = exact.or(longest.map(|(_, tokens)| tokens)) else {
             return Vec::new();
         };
         let mut floor = Vec::with_capacity(tokens.len() + 1);

@@ -232,10 +232,17 @@ where
     // package, where every map type costs bytes).
     let mut order: Vec<usize> = (0..entries.len()).collect();
     sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
-    let mut keys: Vec<WireKey<'_>> = order.into_iter().map(|i| entries[i]).collect();
+    // Loops, not `map(..).collect()`: a fold and a `from_iter` per closure in the wasm (#16).
+    let mut keys: Vec<WireKey<'_>> = Vec::with_capacity(order.len());
+    for i in order {
+        keys.push(entries[i]);
+    }
     keys.dedup();
     let mut levels = vec![0u8; keys.len()];
-    let mut names: Vec<String> = keys.iter().map(|k| encode(k, 0)).collect();
+    let mut names: Vec<String> = Vec::with_capacity(keys.len());
+    for k in &keys {
+        names.push(encode(k, 0));
+    }
     loop {
         let groups = colliding_groups(&names);
         if groups.is_empty() {
@@ -266,15 +273,14 @@ where
             break;
         }
     }
-    entries
-        .iter()
-        .map(|k| {
-            let i = keys
-                .binary_search(k)
-                .expect("every entry is one of the keys");
-            names[i].clone()
-        })
-        .collect()
+    let mut assigned = Vec::with_capacity(entries.len());
+    for k in entries {
+        let i = keys
+            .binary_search(k)
+            .expect("every entry is one of the keys");
+        assigned.push(names[i].clone());
+    }
+    assigned
 }
 
 /// Sorts indexes with a comparator behind `dyn`: every sort here is this one instantiation of

@@ -149,3 +149,35 @@ async fn one_actor_runs_at_most_the_configured_steps_at_once() {
     let again = start("controller").await.unwrap();
     assert_eq!(again.status(), 200);
 }
+
+/// A step's response head goes out in one write with the step's first frames, not alone: the
+/// client's first read, waiting before the server has written anything, returns the head
+/// and `step-start` together. (With the head written alone, the read returns as soon as the
+/// head arrives, without the frames.)
+#[actix_web::test]
+async fn a_steps_head_is_written_with_its_first_frames() {
+    let srv = server::start().await;
+    let body = include_str!("../../bench/carla-step0.request.json");
+    for _ in 0..5 {
+        let mut stream = TcpStream::connect(srv.addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let request = format!(
+            "POST /agent/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            srv.cookie("controller"),
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = tokio::time::timeout(PROMPT, stream.read(&mut buf))
+            .await
+            .expect("an answer within the deadline")
+            .unwrap();
+        let first = String::from_utf8_lossy(&buf[..n]);
+        assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+        assert!(
+            first.contains(r#"{"type":"step-start""#),
+            "the first read holds step-start: {first}"
+        );
+    }
+}

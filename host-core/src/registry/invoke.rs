@@ -101,7 +101,11 @@ fn fingerprint(request: &InvokeRequest) -> String {
 }
 
 fn issues_value(issues: &[Issue]) -> Vec<Value> {
-    issues.iter().map(Issue::to_value).collect()
+    let mut values = Vec::with_capacity(issues.len());
+    for issue in issues {
+        values.push(issue.to_value());
+    }
+    values
 }
 
 impl Surface {

@@ -216,7 +216,12 @@ pub(crate) struct Inner {
     pub(crate) clock: Rc<dyn Clock>,
     pub(crate) patterns: Rc<dyn PatternEngine>,
     pub(crate) executor: RefCell<Option<Handler>>,
+    /// The last catalog's wire names with the version and scope they were assigned for.
+    wire_names: RefCell<Option<NamesMemo>>,
 }
+
+/// Surface version, scope, and the wire names assigned for them (`Surface::wire_names`).
+type NamesMemo = (u64, Vec<String>, Vec<String>);
 
 /// The registry. Cloning shares it (single-threaded: `Rc`).
 #[derive(Clone)]
@@ -355,6 +360,7 @@ impl Surface {
                 clock: options.clock,
                 patterns: options.patterns,
                 executor: RefCell::new(None),
+                wire_names: RefCell::new(None),
             }),
         }
     }
@@ -365,6 +371,27 @@ impl Surface {
 
     pub fn version(&self) -> SurfaceVersion {
         SurfaceVersion(self.inner.state.borrow().version)
+    }
+
+    /// The wire names of the catalog taken at `version` within `scope`: `assign`ed once, then
+    /// remembered until either changes. Names depend only on which capabilities are registered
+    /// (C6), and every registration change bumps the version, so a step on an unchanged
+    /// surface skips the encoding and the sorts.
+    pub(crate) fn wire_names(
+        &self,
+        version: SurfaceVersion,
+        scope: &[String],
+        assign: impl FnOnce() -> Vec<String>,
+    ) -> Vec<String> {
+        let mut memo = self.inner.wire_names.borrow_mut();
+        if let Some((v, s, names)) = &*memo {
+            if *v == version.0 && s == scope {
+                return names.clone();
+            }
+        }
+        let names = assign();
+        *memo = Some((version.0, scope.to_vec(), names.clone()));
+        names
     }
 
     /// Installs the function that executes `domain:` references (typically the app's `/rpc`
@@ -510,7 +537,11 @@ impl Surface {
         state
             .tombstones
             .retain(|t| now - t.at_ms < TOMBSTONE_TTL_MS);
-        state.tombstones.iter().cloned().collect()
+        let mut live = Vec::with_capacity(state.tombstones.len());
+        for tombstone in &state.tombstones {
+            live.push(tombstone.clone());
+        }
+        live
     }
 
     pub(crate) fn registrations(&self) -> Vec<Registration> {

@@ -211,16 +211,17 @@ fn discover(surface: &Surface, floor: &[String], args: &Map<String, Value>) -> D
     if let Err(refused) = check_envelope(SURFACE_DISCOVER, args, &["scope"], &[]) {
         return refused;
     }
-    let requested: Vec<String> = args
+    let mut requested: Vec<String> = Vec::new();
+    for token in args
         .get("scope")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+        .into_iter()
+        .flatten()
+    {
+        if let Some(token) = token.as_str() {
+            requested.push(token.to_owned());
+        }
+    }
     let (scope, refused) = if requested.is_empty() {
         (floor.to_vec(), Vec::new())
     } else {

@@ -205,11 +205,11 @@ impl StepFrames {
         observer.on_frame(&frame, raw);
         match frame {
             Frame::StepStart(start) => {
-                self.domain_side_effects = start
-                    .domain_tools
-                    .into_iter()
-                    .map(|t| (t.wire_name, t.side_effect))
-                    .collect();
+                self.domain_side_effects = VecMap::default();
+                for tool in start.domain_tools {
+                    self.domain_side_effects
+                        .insert(tool.wire_name, tool.side_effect);
+                }
             }
             Frame::ToolCall(call) => {
                 self.call_inputs.insert(call.tool_call_id, call.input);

@@ -15,6 +15,7 @@ use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 use dpas_protocol::frame::{host_inspector, step_correlation};
 use dpas_protocol::{decode_request, ChatStepRequest, HostError, HostErrorCode, RouteFloors};
+use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
 use super::compose::compose;
@@ -134,13 +135,19 @@ pub async fn agent_chat(
     let version = request.version.as_u8();
     let mut run = prepare_run_for(&state, &chat, actor, request)?;
     run.permit = Some(permit);
-    let (tx, rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
+    let (tx, mut rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
     // The run is its own task: the response only reads its channel.
     let closing = tx.clone();
     spawn_run(run, FrameSink::new(tx), closing);
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
+    // The head waits for `step-start` (the run's first send, before anything can make it
+    // wait), so it goes out in one write with the frames the run has ready, not alone.
+    let first = rx.recv().await;
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|line| (line, rx))
     });
+    let body = futures_util::stream::iter(first)
+        .chain(rest)
+        .map(Ok::<_, Infallible>);
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "application/x-ndjson; charset=utf-8"))
         .insert_header((CACHE_CONTROL, "no-store"))

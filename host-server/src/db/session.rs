@@ -41,9 +41,14 @@ const BUSY_PAUSES_MS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100]
 /// lengths are other statements).
 const STATEMENT_CACHE: usize = 64;
 
+/// The direct connection's page cache over an in-memory database, in KiB (SQLite's default
+/// is 2,000 KiB per connection).
+pub(super) const MEMORY_CACHE_KIB: u32 = 256;
+
 impl Direct {
     /// Opens `filename` (a path, or a `file:` URI such as an in-memory `memdb` name) with the
-    /// settings the pool's connections have: foreign keys on, a 5 s busy timeout. The wait for
+    /// settings the pool's connections have: foreign keys on, a 5 s busy timeout (and, in
+    /// memory, a small page cache: `wal` is false only there). The wait for
     /// a lock another connection holds is ours ([`run`]), not SQLite's busy handler: that one
     /// sleeps on the calling thread, which here is a runtime thread other tasks need.
     pub(super) fn open(filename: &str, wal: bool) -> Result<Self, sqlx::Error> {
@@ -63,6 +68,11 @@ impl Direct {
             // never corrupt the file) and commits do not wait for a disk sync, which would
             // block the runtime thread the statement runs on.
             conn.execute_batch("PRAGMA synchronous = NORMAL")
+                .map_err(direct_error)?;
+        } else {
+            // An in-memory (`memdb`) database is its own page store: every page the cache
+            // holds is a second copy of one already in memory, and a miss is a copy of 4 KiB.
+            conn.execute_batch(&format!("PRAGMA cache_size = -{MEMORY_CACHE_KIB}"))
                 .map_err(direct_error)?;
         }
         Ok(Self(Arc::new(Mutex::new(conn))))

@@ -9,6 +9,10 @@ use crate::app::AppState;
 use crate::audit_log::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::runtime::Actor;
 
+/// The role that reads every actor's entries (the demo's controllers have it; any app may
+/// give it). Everyone else reads the entries that name them as the actor.
+pub(crate) const READS_EVERY_ENTRY: &str = "controller";
+
 /// How long a read waits for this process's own newest entries to be stored.
 const FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -59,7 +63,7 @@ pub(crate) async fn list_audit(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let query = parse_query(req.query_string())?;
-    let only = (actor.role != crate::demo::ROLE_CONTROLLER).then_some(actor.id.as_str());
+    let only = (actor.role != READS_EVERY_ENTRY).then_some(actor.id.as_str());
     state.audit_log.flush(FLUSH_DEADLINE).await;
     let stored = state
         .audit_log

@@ -92,25 +92,50 @@ pub(crate) struct FetchTransport {
     pub(crate) signal: Option<web_sys::AbortSignal>,
 }
 
-async fn next_chunk(
+/// A response body's chunks: one `reader.read()` in flight at a time. A stream of its own
+/// rather than `stream::unfold` over an `async fn`: 0.37 KB gzip smaller (#16).
+struct Chunks {
     reader: ReadableStreamDefaultReader,
-) -> Option<(
-    Result<Vec<u8>, TransportFailure>,
-    ReadableStreamDefaultReader,
-)> {
-    let read = match JsFuture::from(reader.read()).await {
-        Ok(read) => read,
-        // A failed read (an abort, a dropped connection) ends the stream with a failure.
-        Err(_) => return Some((Err(TransportFailure), reader)),
-    };
-    if super::convert::get(&read, "done").as_bool() == Some(true) {
-        return None;
+    read: Option<JsFuture>,
+    done: bool,
+}
+
+impl futures_util::Stream for Chunks {
+    type Item = Result<Vec<u8>, TransportFailure>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return std::task::Poll::Ready(None);
+        }
+        let read = this
+            .read
+            .get_or_insert_with(|| JsFuture::from(this.reader.read()));
+        let std::task::Poll::Ready(result) = read.poll_unpin(cx) else {
+            return std::task::Poll::Pending;
+        };
+        this.read = None;
+        std::task::Poll::Ready(match result {
+            // A failed read (an abort, a dropped connection) ends the stream with a failure.
+            Err(_) => {
+                this.done = true;
+                Some(Err(TransportFailure))
+            }
+            Ok(read) if super::convert::get(&read, "done").as_bool() == Some(true) => {
+                this.done = true;
+                None
+            }
+            // Not checked with `instanceof Uint8Array`: under jsdom (vitest) the global
+            // `Uint8Array` is another realm's than the one Node's fetch hands out. Copying reads
+            // it either way.
+            Ok(read) => Some(Ok(super::convert::get(&read, "value")
+                .unchecked_into::<Uint8Array>()
+                .to_vec())),
+        })
     }
-    let chunk = super::convert::get(&read, "value");
-    // Not checked with `instanceof Uint8Array`: under jsdom (vitest) the global `Uint8Array`
-    // is another realm's than the one Node's fetch hands out. Copying reads it either way.
-    let bytes = Ok(chunk.unchecked_into::<Uint8Array>().to_vec());
-    Some((bytes, reader))
 }
 
 async fn post(
@@ -150,7 +175,11 @@ async fn post(
                 .get_reader()
                 .dyn_into()
                 .map_err(|_| TransportFailure)?;
-            let chunks = futures_util::stream::unfold(reader, next_chunk);
+            let chunks = Chunks {
+                reader,
+                read: None,
+                done: false,
+            };
             Some(futures_util::StreamExt::boxed_local(chunks))
         }
         None => None,

@@ -303,10 +303,11 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
     }
     let fields = get(def, "overridableFields");
     if Array::is_array(&fields) {
-        out.overridable_fields = Array::from(&fields)
-            .iter()
-            .filter_map(|f| f.as_string())
-            .collect();
+        for field in Array::from(&fields).iter() {
+            if let Some(field) = field.as_string() {
+                out.overridable_fields.push(field);
+            }
+        }
     }
     Ok(out)
 }
