@@ -44,7 +44,7 @@ fn fail(code: DefinitionErrorCode, message: String) -> Result<(), DefinitionErro
 }
 
 fn check_description(owner: &str, text: &str, max: usize) -> Result<(), DefinitionError> {
-    let length = text.chars().count();
+    let length = crate::envelope::char_count(text);
     if length == 0 {
         return fail(
             DefinitionErrorCode::InvalidDefinition,

@@ -10,13 +10,60 @@ use sqlx::Row;
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
-use crate::db::{get, Cells, Db, LockKey};
+use crate::db::{get, Cell, Cells, Db, LockKey};
+use crate::runtime::vocab::wire_enum;
 use crate::runtime::HandlerError;
 
 /// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
 const SEED: &str = include_str!("seed.json");
 const DATE_FORMAT: &[time::format_description::BorrowedFormatItem<'static>] =
     format_description!("[year]-[month]-[day]");
+
+// Calendar dates on the wire as `YYYY-MM-DD` (`ymd::option` for the optional ones); `time`'s
+// own serde form for `Date` is a (year, ordinal) pair.
+time::serde::format_description!(ymd, Date, "[year]-[month]-[day]");
+
+wire_enum! {
+    /// Where an invoice is in its life: the `status` column's values (its `CHECK`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum InvoiceStatus {
+        Draft = "draft",
+        Sent = "sent",
+        Paid = "paid",
+    }
+}
+
+/// A column that is not one of the values its Rust type allows.
+fn undecodable(column: &str, text: &str, what: &str) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: column.to_owned(),
+        source: format!("{text:?} is not {what}").into(),
+    }
+}
+
+impl Cell for InvoiceStatus {
+    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
+        let text: String = get(row, column)?;
+        Self::parse(&text).ok_or_else(|| undecodable(column, &text, "an invoice status"))
+    }
+}
+
+impl Cell for Date {
+    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
+        let text: String = get(row, column)?;
+        parse_date(&text).ok_or_else(|| undecodable(column, &text, "a YYYY-MM-DD date"))
+    }
+}
+
+impl Cell for Option<Date> {
+    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
+        match row.text(column)? {
+            Some(_) => get::<Date>(row, column).map(Some),
+            None => Ok(None),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Client {
@@ -34,10 +81,17 @@ pub struct Invoice {
     pub client_id: i64,
     /// Cents.
     pub amount: i64,
-    pub status: String,
-    pub issue_date: String,
-    pub due_date: String,
-    pub paid_date: Option<String>,
+    #[schemars(with = "String")]
+    pub status: InvoiceStatus,
+    #[serde(with = "ymd")]
+    #[schemars(with = "String")]
+    pub issue_date: Date,
+    #[serde(with = "ymd")]
+    #[schemars(with = "String")]
+    pub due_date: Date,
+    #[serde(with = "ymd::option")]
+    #[schemars(with = "Option<String>")]
+    pub paid_date: Option<Date>,
     pub notes: Option<String>,
 }
 
@@ -45,8 +99,12 @@ pub struct Invoice {
 pub struct CollectionStatus {
     pub invoice_id: i64,
     pub reminders_sent: i64,
-    pub last_reminder_date: Option<String>,
-    pub expected_payment_date: Option<String>,
+    #[serde(with = "ymd::option")]
+    #[schemars(with = "Option<String>")]
+    pub last_reminder_date: Option<Date>,
+    #[serde(with = "ymd::option")]
+    #[schemars(with = "Option<String>")]
+    pub expected_payment_date: Option<Date>,
     pub note: Option<String>,
 }
 
@@ -149,6 +207,15 @@ fn require_date(s: &str) -> Result<Date, HandlerError> {
     parse_date(s).ok_or_else(|| HandlerError::Rejected(format!("{s} is not a calendar date.")))
 }
 
+/// A date patch with its text read as a calendar date.
+fn checked_dates(patch: Patch<Option<String>>) -> Result<Patch<Option<Date>>, HandlerError> {
+    Ok(match patch {
+        Patch::Keep => Patch::Keep,
+        Patch::Set(None) => Patch::Set(None),
+        Patch::Set(Some(d)) => Patch::Set(Some(require_date(&d)?)),
+    })
+}
+
 /// `date` plus `days`, refused when it leaves the calendar range.
 fn add_days(date: Date, days: i64) -> Result<Date, HandlerError> {
     date.checked_add(Duration::days(days)).ok_or_else(|| {
@@ -159,9 +226,9 @@ fn add_days(date: Date, days: i64) -> Result<Date, HandlerError> {
     })
 }
 
-/// Calendar days from `a` to `b`; 0 when either is not a date (stored dates are always valid).
-fn days_between(a: &str, b: Date) -> i64 {
-    parse_date(a).map_or(0, |a| (b - a).whole_days())
+/// Calendar days from `a` to `b`.
+fn days_between(a: Date, b: Date) -> i64 {
+    (b - a).whole_days()
 }
 
 /// `1840000` cents → `€18,400` (whole euros, rounded half away from zero, en-IE grouping).
@@ -205,8 +272,9 @@ fn sql_err(e: sqlx::Error) -> HandlerError {
 /// `sqlx::FromRow` for a row struct whose fields are its columns, by name. Written here rather
 /// than derived: sqlx's `derive` feature turns on its proc-macro crate, which the `sqlite` and
 /// `postgres` features then build with both drivers (and SQLite's C sources) a second time,
-/// for the host. Dates stay `YYYY-MM-DD` text: sqlx's `Any` driver decodes only null, bool,
-/// integers, floats, text and blobs (`AnyTypeInfoKind`), no date or time type.
+/// for the host. Dates are `YYYY-MM-DD` text in the columns (sqlx's `Any` driver decodes only
+/// null, bool, integers, floats, text and blobs, `AnyTypeInfoKind`: no date or time type), read
+/// into `time::Date` by its [`Cell`]; statuses are [`InvoiceStatus`] the same way.
 macro_rules! from_any_row {
     ($ty:ident { $($field:ident),+ $(,)? }) => {
         impl $ty {
@@ -324,10 +392,13 @@ impl Ledger {
                     .unwrap_or(seed_day),
             )
         };
-        for table in ["collection_statuses", "invoices", "clients", "ledger_meta"] {
-            sqlx::query(&format!("DELETE FROM {table}"))
-                .execute(&mut *tx)
-                .await?;
+        for statement in [
+            "DELETE FROM collection_statuses",
+            "DELETE FROM invoices",
+            "DELETE FROM clients",
+            "DELETE FROM ledger_meta",
+        ] {
+            sqlx::query(statement).execute(&mut *tx).await?;
         }
         for c in &seed.clients {
             sqlx::query("INSERT INTO clients (id, name, segment, payment_terms_days, email) VALUES ($1, $2, $3, $4, $5)")
@@ -422,8 +493,8 @@ impl Ledger {
             "reference": invoice.reference,
             "client": client,
             "amount": invoice.amount,
-            "status": invoice.status,
-            "dueDate": invoice.due_date,
+            "status": invoice.status.as_str(),
+            "dueDate": fmt_date(invoice.due_date),
         }))
     }
 
@@ -435,8 +506,8 @@ impl Ledger {
         session
             .fetch(ROW_QUERY, &[], |r| {
                 let invoice = Invoice::from_cells(r)?;
-                let days_overdue = if invoice.status == "sent" {
-                    days_between(&invoice.due_date, today).max(0)
+                let days_overdue = if invoice.status == InvoiceStatus::Sent {
+                    days_between(invoice.due_date, today).max(0)
                 } else {
                     0
                 };
@@ -469,8 +540,8 @@ impl Ledger {
             .into_iter()
             .filter(|r| match kind {
                 InvoiceKind::All => true,
-                InvoiceKind::Pending => r.invoice.status == "sent",
-                InvoiceKind::Draft => r.invoice.status == "draft",
+                InvoiceKind::Pending => r.invoice.status == InvoiceStatus::Sent,
+                InvoiceKind::Draft => r.invoice.status == InvoiceStatus::Draft,
             })
             .filter(|r| client_id.is_none_or(|c| r.invoice.client_id == c))
             .filter(|r| !overdue_only || r.days_overdue > 0)
@@ -494,8 +565,8 @@ impl Ledger {
             None => self.today(),
         };
         let due = match due_date {
-            Some(d) => fmt_date(require_date(&d)?),
-            None => fmt_date(add_days(issue, client.payment_terms_days)?),
+            Some(d) => require_date(&d)?,
+            None => add_days(issue, client.payment_terms_days)?,
         };
         let mut tx = self.db.begin().await.map_err(sql_err)?;
         // Takes the next id and moves the counter in one statement, which also holds the
@@ -523,8 +594,8 @@ impl Ledger {
             reference,
             client_id,
             amount,
-            status: "draft".to_owned(),
-            issue_date: fmt_date(issue),
+            status: InvoiceStatus::Draft,
+            issue_date: issue,
             due_date: due,
             paid_date: None,
             notes,
@@ -536,8 +607,8 @@ impl Ledger {
         .bind(&invoice.reference)
         .bind(invoice.client_id)
         .bind(invoice.amount)
-        .bind(&invoice.issue_date)
-        .bind(&invoice.due_date)
+        .bind(fmt_date(invoice.issue_date))
+        .bind(fmt_date(invoice.due_date))
         .bind(&invoice.notes)
         .execute(&mut *tx)
         .await
@@ -554,7 +625,7 @@ impl Ledger {
         notes: Patch<Option<String>>,
     ) -> Result<Invoice, HandlerError> {
         let mut invoice = self.invoice(id).await?;
-        if invoice.status != "draft" {
+        if invoice.status != InvoiceStatus::Draft {
             return Err(HandlerError::Rejected(format!(
                 "{} is {}; only a draft can be edited.",
                 invoice.reference, invoice.status
@@ -564,14 +635,14 @@ impl Ledger {
             invoice.amount = a;
         }
         if let Some(d) = due_date {
-            invoice.due_date = fmt_date(require_date(&d)?);
+            invoice.due_date = require_date(&d)?;
         }
         if let Patch::Set(n) = notes {
             invoice.notes = n;
         }
         let done = sqlx::query("UPDATE invoices SET amount = $1, due_date = $2, notes = $3 WHERE id = $4 AND status = 'draft'")
             .bind(invoice.amount)
-            .bind(&invoice.due_date)
+            .bind(fmt_date(invoice.due_date))
             .bind(&invoice.notes)
             .bind(id)
             .execute(&*self.db)
@@ -588,7 +659,7 @@ impl Ledger {
     /// Issues a draft: sent today, due after the client's terms (30 days without a client).
     pub async fn issue_invoice(&self, id: i64) -> Result<(Invoice, String), HandlerError> {
         let mut invoice = self.invoice(id).await?;
-        if invoice.status != "draft" {
+        if invoice.status != InvoiceStatus::Draft {
             return Err(HandlerError::Rejected(format!(
                 "Invoice {} is already {}; only a draft can be issued.",
                 invoice.reference, invoice.status
@@ -599,12 +670,12 @@ impl Ledger {
             .await?
             .map_or(30, |c| c.payment_terms_days);
         let today = self.today();
-        invoice.status = "sent".to_owned();
-        invoice.issue_date = fmt_date(today);
-        invoice.due_date = fmt_date(add_days(today, terms)?);
+        invoice.status = InvoiceStatus::Sent;
+        invoice.issue_date = today;
+        invoice.due_date = add_days(today, terms)?;
         let done = sqlx::query("UPDATE invoices SET status = 'sent', issue_date = $1, due_date = $2 WHERE id = $3 AND status = 'draft'")
-            .bind(&invoice.issue_date)
-            .bind(&invoice.due_date)
+            .bind(fmt_date(invoice.issue_date))
+            .bind(fmt_date(invoice.due_date))
             .bind(id)
             .execute(&*self.db)
             .await
@@ -619,7 +690,7 @@ impl Ledger {
             "{} \u{b7} {} \u{b7} due {}",
             invoice.reference,
             format_eur(invoice.amount),
-            invoice.due_date
+            fmt_date(invoice.due_date)
         );
         Ok((invoice, summary))
     }
@@ -627,7 +698,7 @@ impl Ledger {
     /// Deletes a draft and its chase record; returns the reference.
     pub async fn delete_invoice(&self, id: i64) -> Result<String, HandlerError> {
         let invoice = self.invoice(id).await?;
-        if invoice.status != "draft" {
+        if invoice.status != InvoiceStatus::Draft {
             return Err(HandlerError::Rejected(format!(
                 "{} has been {}; issued invoices stay in the ledger.",
                 invoice.reference, invoice.status
@@ -660,7 +731,7 @@ impl Ledger {
         paid_date: Option<String>,
     ) -> Result<(Invoice, i64), HandlerError> {
         let mut invoice = self.invoice(id).await?;
-        if invoice.status != "sent" {
+        if invoice.status != InvoiceStatus::Sent {
             return Err(HandlerError::Rejected(format!(
                 "{} is {}; only an issued invoice can be settled.",
                 invoice.reference, invoice.status
@@ -670,12 +741,12 @@ impl Ledger {
             Some(d) => require_date(&d)?,
             None => self.today(),
         };
-        invoice.status = "paid".to_owned();
-        invoice.paid_date = Some(fmt_date(paid));
+        invoice.status = InvoiceStatus::Paid;
+        invoice.paid_date = Some(paid);
         let done = sqlx::query(
             "UPDATE invoices SET status = 'paid', paid_date = $1 WHERE id = $2 AND status = 'sent'",
         )
-        .bind(&invoice.paid_date)
+        .bind(fmt_date(paid))
         .bind(id)
         .execute(&*self.db)
         .await
@@ -685,7 +756,7 @@ impl Ledger {
                 "The invoice changed while it was being settled.".to_owned(),
             ));
         }
-        let days = days_between(&invoice.issue_date, paid);
+        let days = days_between(invoice.issue_date, paid);
         Ok((invoice, days))
     }
 
@@ -697,9 +768,9 @@ impl Ledger {
             .await?
             .into_iter()
             .map(|client| {
-                let open = rows
-                    .iter()
-                    .filter(|r| r.invoice.client_id == client.id && r.invoice.status == "sent");
+                let open = rows.iter().filter(|r| {
+                    r.invoice.client_id == client.id && r.invoice.status == InvoiceStatus::Sent
+                });
                 let (mut n, mut outstanding, mut overdue) = (0_i64, 0_i64, 0_i64);
                 for r in open {
                     n += 1;
@@ -738,31 +809,27 @@ impl Ledger {
             overdue_count: 0,
             average_days_to_pay: None,
         };
-        let today_s = fmt_date(today);
         let (mut pay_days, mut paid_n) = (0i64, 0i64);
         for r in &rows {
             let i = &r.invoice;
-            match i.status.as_str() {
-                "sent" => {
+            match i.status {
+                InvoiceStatus::Sent => {
                     s.outstanding = s.outstanding.saturating_add(i.amount);
-                    if i.due_date < today_s {
+                    if i.due_date < today {
                         s.overdue = s.overdue.saturating_add(i.amount);
                         s.overdue_count += 1;
                     }
                 }
-                "draft" => s.draft = s.draft.saturating_add(i.amount),
-                "paid" => {
-                    if let Some(p) = &i.paid_date {
-                        if days_between(p, today) <= 30 {
+                InvoiceStatus::Draft => s.draft = s.draft.saturating_add(i.amount),
+                InvoiceStatus::Paid => {
+                    if let Some(paid) = i.paid_date {
+                        if days_between(paid, today) <= 30 {
                             s.collected30d = s.collected30d.saturating_add(i.amount);
                         }
-                        if let Some(pd) = parse_date(p) {
-                            pay_days = pay_days.saturating_add(days_between(&i.issue_date, pd));
-                            paid_n += 1;
-                        }
+                        pay_days = pay_days.saturating_add(days_between(i.issue_date, paid));
+                        paid_n += 1;
                     }
                 }
-                _ => {}
             }
         }
         if paid_n > 0 {
@@ -783,8 +850,8 @@ impl Ledger {
         let mut session = self.db.session().await.map_err(sql_err)?;
         session
             .fetch(OPEN_QUERY, &[], |r| {
-                let due: String = get(r, "due_date")?;
-                Ok((get(r, "amount")?, days_between(&due, today).max(0)))
+                let due: Date = get(r, "due_date")?;
+                Ok((get(r, "amount")?, days_between(due, today).max(0)))
             })
             .await
             .map_err(sql_err)
@@ -829,11 +896,8 @@ impl Ledger {
         note: Patch<Option<String>>,
     ) -> Result<CollectionStatus, HandlerError> {
         // Dates are checked before the write lock is taken.
-        for d in [&last_reminder_date, &expected_payment_date] {
-            if let Patch::Set(Some(d)) = d {
-                require_date(d)?;
-            }
-        }
+        let last_reminder_date = checked_dates(last_reminder_date)?;
+        let expected_payment_date = checked_dates(expected_payment_date)?;
         self.invoice(invoice_id).await?;
         // Read and write in one write transaction, so concurrent patches never lose a field.
         let mut tx = self.db.begin().await.map_err(sql_err)?;
@@ -882,8 +946,8 @@ impl Ledger {
         )
         .bind(c.invoice_id)
         .bind(c.reminders_sent)
-        .bind(&c.last_reminder_date)
-        .bind(&c.expected_payment_date)
+        .bind(c.last_reminder_date.map(fmt_date))
+        .bind(c.expected_payment_date.map(fmt_date))
         .bind(&c.note)
         .execute(&mut *tx)
         .await
@@ -896,6 +960,77 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One text column, as a stored row would give it.
+    struct Column(Option<&'static str>);
+
+    impl Cells for Column {
+        fn int(&self, _: &str) -> Result<Option<i64>, sqlx::Error> {
+            Ok(None)
+        }
+        fn text(&self, _: &str) -> Result<Option<String>, sqlx::Error> {
+            Ok(self.0.map(str::to_owned))
+        }
+    }
+
+    #[test]
+    fn dates_and_statuses_are_read_from_their_column_text_and_refused_when_not_one() {
+        let date = time::macros::date!(2026 - 02 - 28);
+        assert_eq!(
+            get::<Date>(&Column(Some("2026-02-28")), "due_date").unwrap(),
+            date
+        );
+        assert_eq!(
+            get::<Option<Date>>(&Column(None), "paid_date").unwrap(),
+            None
+        );
+        for text in ["2026-02-30", "28/02/2026", ""] {
+            let refused = get::<Date>(&Column(Some(text)), "due_date").unwrap_err();
+            assert!(
+                refused.to_string().contains("YYYY-MM-DD"),
+                "{text}: {refused}"
+            );
+            assert!(get::<Option<Date>>(&Column(Some(text)), "paid_date").is_err());
+        }
+        assert!(get::<Date>(&Column(None), "due_date").is_err());
+        for status in InvoiceStatus::ALL {
+            let text = status.as_str();
+            assert_eq!(serde_json::to_value(status).unwrap(), text);
+            let column = Column(Some(["draft", "sent", "paid"][status as usize]));
+            assert_eq!(get::<InvoiceStatus>(&column, "status").unwrap(), status);
+        }
+        assert!(get::<InvoiceStatus>(&Column(Some("void")), "status").is_err());
+    }
+
+    #[test]
+    fn invoices_keep_their_wire_form_with_typed_dates() {
+        let invoice = Invoice {
+            id: 7,
+            reference: "ACM-007".into(),
+            client_id: 1,
+            amount: 1_840_000,
+            status: InvoiceStatus::Paid,
+            issue_date: time::macros::date!(2026 - 01 - 05),
+            due_date: time::macros::date!(2026 - 02 - 04),
+            paid_date: Some(time::macros::date!(2026 - 02 - 10)),
+            notes: None,
+        };
+        let wire = serde_json::json!({
+            "id": 7, "reference": "ACM-007", "client_id": 1, "amount": 1_840_000,
+            "status": "paid", "issue_date": "2026-01-05", "due_date": "2026-02-04",
+            "paid_date": "2026-02-10", "notes": null
+        });
+        assert_eq!(serde_json::to_value(&invoice).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<Invoice>(wire).unwrap(), invoice);
+        let schema = serde_json::to_value(schemars::schema_for!(Invoice)).unwrap();
+        for field in ["status", "issue_date", "due_date"] {
+            assert_eq!(schema["properties"][field]["type"], "string", "{field}");
+        }
+        assert_eq!(
+            schema["properties"]["paid_date"]["type"],
+            serde_json::json!(["string", "null"])
+        );
+    }
 
     #[test]
     fn euros_format_like_en_ie() {

@@ -18,7 +18,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Check, DescriptorFields, Fields, Malformed};
+use super::{Check, DescriptorFields, Fields, Malformed, StateFields};
 use crate::tool::RawSchema;
 
 /// Containers serde_json lets a value nest (its recursion limit): a `Value` parse of a body
@@ -79,7 +79,7 @@ impl<'de> Visitor<'de> for Top {
                 "catalog" => fields.catalog = Some(map.next_value_seed(Lenient(Catalog))?),
                 "frontendTools" => {
                     fields.frontend_tools =
-                        Some(map.next_value_seed(Lenient(Descriptors { enclosing: 1 }))?);
+                        Some(map.next_value_seed(Lenient(List(Descriptor { enclosing: 2 })))?);
                 }
                 key => match fields.slot(key) {
                     Some(slot) => *slot = Some(map.next_value()?),
@@ -172,7 +172,10 @@ impl<'de> Expect<'de> for Catalog {
             match &*key {
                 "frontendTools" => {
                     fields.frontend_tools =
-                        Some(map.next_value_seed(Lenient(Descriptors { enclosing: 2 }))?);
+                        Some(map.next_value_seed(Lenient(List(Descriptor { enclosing: 3 })))?);
+                }
+                "frontendState" => {
+                    fields.frontend_state = Some(map.next_value_seed(Lenient(List(State)))?);
                 }
                 key => match fields.slot(key) {
                     Some(slot) => *slot = Some(map.next_value()?),
@@ -186,23 +189,18 @@ impl<'de> Expect<'de> for Catalog {
     }
 }
 
-/// A list of descriptors; `enclosing` is how many containers hold the list.
-struct Descriptors {
-    enclosing: usize,
-}
+/// A list of what `E` reads; `Malformed` when any item is.
+struct List<E>(E);
 
-impl<'de> Expect<'de> for Descriptors {
-    type Out = Vec<DescriptorFields>;
+impl<'de, E: Expect<'de> + Copy> Expect<'de> for List<E> {
+    type Out = Vec<E::Out>;
 
     fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Check<Self::Out>, A::Error> {
         let mut out = Ok(Vec::with_capacity(seq.size_hint().unwrap_or(16)));
-        let item = Descriptor {
-            enclosing: self.enclosing + 1,
-        };
-        while let Some(d) = seq.next_element_seed(Lenient(item))? {
+        while let Some(item) = seq.next_element_seed(Lenient(self.0))? {
             // After a malformed one the rest are still read: the body may yet be invalid.
-            match (&mut out, d) {
-                (Ok(list), Ok(d)) => list.push(d),
+            match (&mut out, item) {
+                (Ok(list), Ok(item)) => list.push(item),
                 (out, _) => *out = Err(Malformed),
             }
         }
@@ -210,7 +208,29 @@ impl<'de> Expect<'de> for Descriptors {
     }
 }
 
-/// One descriptor; `enclosing` is how many containers hold it.
+/// One entry of v2's `frontendState`.
+#[derive(Clone, Copy)]
+struct State;
+
+impl<'de> Expect<'de> for State {
+    type Out = StateFields;
+
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Check<Self::Out>, A::Error> {
+        let mut fields = StateFields::default();
+        while let Some(key) = map.next_key_seed(Key)? {
+            match fields.slot(&key) {
+                Some(slot) => *slot = Some(map.next_value()?),
+                None => {
+                    map.next_value_seed(Valid::ANY)?;
+                }
+            }
+        }
+        Ok(Ok(fields))
+    }
+}
+
+/// One descriptor; `enclosing` is how many containers hold it (the root, the catalog for
+/// v2, the list).
 #[derive(Clone, Copy)]
 struct Descriptor {
     enclosing: usize,
@@ -225,7 +245,7 @@ impl<'de> Expect<'de> for Descriptor {
             match &*key {
                 "inputSchema" => {
                     let raw: &RawValue = map.next_value()?;
-                    // The schema's containers are nested in the descriptor's and its holders'.
+                    // The schema's containers are nested in the descriptor and its holders.
                     let schema = schema(raw, MAX_NESTING.saturating_sub(self.enclosing + 1))
                         .map_err(A::Error::custom)?;
                     fields.input_schema = Some(schema);
@@ -344,15 +364,20 @@ impl<'de> Visitor<'de> for Valid {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Repeats, A::Error> {
         let item = self.inner::<A::Error>()?;
         let mut repeats = false;
-        let mut few: Vec<Cow<'de, str>> = Vec::new();
+        // The keys so far: the first few in place (no allocation for a schema's usual
+        // objects), then in a set.
+        let mut few: [Cow<'de, str>; FEW_KEYS] = Default::default();
+        let mut seen = 0;
         let mut many: HashSet<Cow<'de, str>> = HashSet::new();
         while let Some(key) = map.next_key_seed(Key)? {
             if self.repeats && !repeats {
-                if many.is_empty() && few.len() < FEW_KEYS {
-                    repeats = few.contains(&key);
-                    few.push(key);
+                if many.is_empty() && seen < FEW_KEYS {
+                    repeats = few[..seen].contains(&key);
+                    few[seen] = key;
+                    seen += 1;
                 } else {
-                    many.extend(few.drain(..));
+                    many.extend(few[..seen].iter_mut().map(std::mem::take));
+                    seen = 0;
                     repeats = !many.insert(key);
                 }
             }
