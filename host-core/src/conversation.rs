@@ -8,7 +8,7 @@
 
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
-use dpas_protocol::json::{object, write_str, ObjectWriter, WriteJson};
+use dpas_protocol::json::{object, ObjectWriter, WriteJson};
 use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
     ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
@@ -20,19 +20,23 @@ use serde_json::Value;
 /// Inspector events kept; the oldest are evicted first.
 pub const MAX_INSPECTOR_EVENTS: usize = 400;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChatRole {
-    User,
-    Assistant,
+dpas_protocol::wire_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ChatRole {
+        User = "user",
+        Assistant = "assistant",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolCallState {
-    Running,
-    Done,
-    Error,
+dpas_protocol::wire_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ToolCallState {
+        Running = "running",
+        Done = "done",
+        Error = "error",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -93,31 +97,6 @@ pub struct ConversationState {
 
 // The views' JSON text for JS, the bytes of their `Serialize` derives (tested below), written
 // without a serializer (`dpas_protocol::json`).
-
-impl WriteJson for ChatRole {
-    fn write_json(&self, out: &mut String) {
-        write_str(
-            match self {
-                Self::User => "user",
-                Self::Assistant => "assistant",
-            },
-            out,
-        );
-    }
-}
-
-impl WriteJson for ToolCallState {
-    fn write_json(&self, out: &mut String) {
-        write_str(
-            match self {
-                Self::Running => "running",
-                Self::Done => "done",
-                Self::Error => "error",
-            },
-            out,
-        );
-    }
-}
 
 impl WriteJson for ToolCallView {
     fn write_json(&self, out: &mut String) {

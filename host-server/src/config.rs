@@ -21,7 +21,8 @@ pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Default audit rows kept by an in-memory database (`sqlite::memory:`): the table lives in
 /// the process, so it is bounded there; a file or PostgreSQL keeps every entry by default.
-pub const DEFAULT_MEMORY_AUDIT_ROWS: u64 = 10_000;
+pub const DEFAULT_MEMORY_AUDIT_ROWS: std::num::NonZeroU64 =
+    std::num::NonZeroU64::new(10_000).unwrap();
 /// Default time in-flight steps get to finish after SIGTERM, in seconds.
 pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
@@ -272,9 +273,10 @@ pub enum AuditRetention {
 impl AuditRetention {
     /// The default for a database URL: [`DEFAULT_MEMORY_AUDIT_ROWS`] in memory, else all.
     pub fn default_for(database_url: &str) -> Self {
-        match std::num::NonZeroU64::new(DEFAULT_MEMORY_AUDIT_ROWS) {
-            Some(rows) if crate::db::is_memory(database_url) => Self::Rows(rows),
-            _ => Self::All,
+        if crate::db::is_memory(database_url) {
+            Self::Rows(DEFAULT_MEMORY_AUDIT_ROWS)
+        } else {
+            Self::All
         }
     }
 }

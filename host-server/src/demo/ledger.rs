@@ -49,19 +49,22 @@ impl Cell for InvoiceStatus {
     }
 }
 
+/// A date column's text as a date.
+fn column_date(column: &str, text: &str) -> Result<Date, sqlx::Error> {
+    parse_date(text).ok_or_else(|| undecodable(column, text, "a YYYY-MM-DD date"))
+}
+
 impl Cell for Date {
     fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
-        let text: String = get(row, column)?;
-        parse_date(&text).ok_or_else(|| undecodable(column, &text, "a YYYY-MM-DD date"))
+        column_date(column, &get::<String>(row, column)?)
     }
 }
 
 impl Cell for Option<Date> {
     fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
-        match row.text(column)? {
-            Some(_) => get::<Date>(row, column).map(Some),
-            None => Ok(None),
-        }
+        row.text(column)?
+            .map(|text| column_date(column, &text))
+            .transpose()
     }
 }
 
@@ -229,6 +232,12 @@ fn add_days(date: Date, days: i64) -> Result<Date, HandlerError> {
 /// Calendar days from `a` to `b`.
 fn days_between(a: Date, b: Date) -> i64 {
     (b - a).whole_days()
+}
+
+/// Days a sent invoice due on `due` is overdue on `today` (0 until it is due): one rule for
+/// the rows and the aging report.
+fn days_overdue(due: Date, today: Date) -> i64 {
+    days_between(due, today).max(0)
 }
 
 /// `1840000` cents → `€18,400` (whole euros, rounded half away from zero, en-IE grouping).
@@ -507,7 +516,7 @@ impl Ledger {
             .fetch(ROW_QUERY, &[], |r| {
                 let invoice = Invoice::from_cells(r)?;
                 let days_overdue = if invoice.status == InvoiceStatus::Sent {
-                    days_between(invoice.due_date, today).max(0)
+                    days_overdue(invoice.due_date, today)
                 } else {
                     0
                 };
@@ -851,7 +860,7 @@ impl Ledger {
         session
             .fetch(OPEN_QUERY, &[], |r| {
                 let due: Date = get(r, "due_date")?;
-                Ok((get(r, "amount")?, days_between(due, today).max(0)))
+                Ok((get(r, "amount")?, days_overdue(due, today)))
             })
             .await
             .map_err(sql_err)
