@@ -26,18 +26,32 @@ pub async fn dispatch(
     call: &PendingToolCall,
     ui: &dyn TurnUi,
 ) -> Dispatched {
+    match prepare(surface, scope, call, ui) {
+        Ok(request) => invoke_confirmed(surface, request, call, ui).await,
+        Err(answered) => answered,
+    }
+}
+
+/// [`dispatch`] up to its invocation, synchronous: the request, or the call's answer when
+/// its wire name reaches nothing live.
+pub(crate) fn prepare(
+    surface: &Surface,
+    scope: &[String],
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Result<InvokeRequest, Dispatched> {
     let live = project(surface, scope);
     let Some(binding) = live.binding(&call.wire_name) else {
-        return Dispatched {
+        return Err(Dispatched {
             ok: false,
             value: capability_not_found(&call.wire_name),
-        };
+        });
     };
     let input = match &call.input {
         Value::Null => Value::Object(Map::new()),
         input => input.clone(),
     };
-    let request = InvokeRequest {
+    Ok(InvokeRequest {
         invocation_id: Some(call.tool_call_id.clone()),
         capability_id: binding.canonical_id.clone(),
         instance_id: Some(binding.instance_id.clone()),
@@ -46,8 +60,7 @@ pub async fn dispatch(
         input: Some(input),
         confirmed: false,
         cancel: ui.cancel_token(),
-    };
-    invoke_confirmed(surface, request, call, ui).await
+    })
 }
 
 /// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes

@@ -390,19 +390,21 @@ impl Turn<'_, '_> {
                 canonical_id: call.canonical_id.clone(),
                 input: call.input.clone(),
             });
-            let catalog = StepCatalog(self.options.catalog_mode);
-            let (Dispatched { ok, value }, moves_surface, effect) =
-                match catalog.call(env.surface, scope, projection, call, env.ui) {
-                    Call::Direct {
-                        run,
-                        moves_surface,
-                        effect,
-                    } => (run.await, moves_surface, effect),
-                    Call::Meta { run, moves_surface } => {
-                        let meta = run.await;
-                        (meta.dispatched, moves_surface, meta.acted)
-                    }
-                };
+            let Call {
+                invoke,
+                moves_surface,
+                effect,
+            } = StepCatalog(self.options.catalog_mode).call(
+                env.surface,
+                scope,
+                projection,
+                call,
+                env.ui,
+            );
+            let Dispatched { ok, value } = match invoke {
+                Ok(request) => invoke_confirmed(env.surface, request, call, env.ui).await,
+                Err(answered) => answered,
+            };
             // Cancelled while the user was being asked: the call never ran and the user never
             // declined it, so it is answered as unexecuted (J7), not as a denial.
             if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
