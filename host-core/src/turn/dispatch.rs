@@ -2,7 +2,7 @@
 //! confirmation round trip for capabilities that require it.
 
 use super::{ConfirmRequest, TurnUi};
-use crate::envelope::{ErrorCode, SurfaceError};
+use crate::envelope::{ErrorCode, InvocationResult, SurfaceError};
 use crate::projection::project;
 use crate::registry::{InvokeRequest, Surface};
 use dpas_protocol::error::tool_results::capability_not_found;
@@ -65,26 +65,21 @@ pub(crate) fn prepare(
 
 /// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes
 /// with the same invocation id. A dismissed or unmounted dialog resolves false, and the
-/// denial is a typed result.
+/// denial is a typed result. One loop over the invocation, so its future is awaited at one
+/// place (#16: each `.await` is a state of the machine this is inlined into).
 pub(crate) async fn invoke_confirmed(
     surface: &Surface,
     mut request: InvokeRequest,
     call: &PendingToolCall,
     ui: &dyn TurnUi,
 ) -> Dispatched {
-    let mut result = surface.invoke(request.clone()).await;
-    if let Some(asked) = result
-        .error()
-        .filter(|e| e.code == ErrorCode::ConfirmationRequired)
-    {
-        let details = asked.details.clone().unwrap_or_default();
-        let confirm = ConfirmRequest {
-            tool_call_id: call.tool_call_id.clone(),
-            wire_name: call.wire_name.clone(),
-            capability_id: request.capability_id.clone(),
-            input: request.input.clone().unwrap_or_default(),
-            summary: details["summary"].as_str().unwrap_or_default().to_owned(),
-            effect: details["effect"].as_str().unwrap_or_default().to_owned(),
+    loop {
+        let result = surface.invoke(request.clone()).await;
+        let Some(confirm) = confirm_request(&result, &request, call) else {
+            return Dispatched {
+                ok: result.is_ok(),
+                value: result.tool_value(),
+            };
         };
         if !ui.confirm(&confirm).await {
             let error = SurfaceError::confirmation_denied(&request.capability_id);
@@ -94,10 +89,25 @@ pub(crate) async fn invoke_confirmed(
             };
         }
         request.confirmed = true;
-        result = surface.invoke(request).await;
     }
-    Dispatched {
-        ok: result.is_ok(),
-        value: result.tool_value(),
-    }
+}
+
+/// What to ask the user when an unconfirmed invocation answered `CONFIRMATION_REQUIRED`.
+fn confirm_request(
+    result: &InvocationResult,
+    request: &InvokeRequest,
+    call: &PendingToolCall,
+) -> Option<ConfirmRequest> {
+    let asked = result
+        .error()
+        .filter(|e| e.code == ErrorCode::ConfirmationRequired && !request.confirmed)?;
+    let details = asked.details.clone().unwrap_or_default();
+    Some(ConfirmRequest {
+        tool_call_id: call.tool_call_id.clone(),
+        wire_name: call.wire_name.clone(),
+        capability_id: request.capability_id.clone(),
+        input: request.input.clone().unwrap_or_default(),
+        summary: details["summary"].as_str().unwrap_or_default().to_owned(),
+        effect: details["effect"].as_str().unwrap_or_default().to_owned(),
+    })
 }
