@@ -247,14 +247,8 @@ enum StepEnd {
 
 /// A non-2xx (or bodiless) answer: the JSON body's `error.code`/`error.message` when both
 /// are strings, else `Chat endpoint returned <status>.`
-async fn http_error(response: StepResponse) -> ErrorBody {
-    let mut bytes = Vec::new();
-    if let Some(mut stream) = response.body {
-        while let Some(Ok(chunk)) = stream.next().await {
-            bytes.extend_from_slice(&chunk);
-        }
-    }
-    let parsed = dpas_protocol::json::parse(&bytes).ok();
+fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
+    let parsed = dpas_protocol::json::parse(bytes).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     match (
         error.and_then(|e| e.get("code")).and_then(Value::as_str),
@@ -264,11 +258,12 @@ async fn http_error(response: StepResponse) -> ErrorBody {
             code: code.to_owned(),
             message: message.to_owned(),
         },
-        _ => transport_failed(format!("Chat endpoint returned {}.", response.status)),
+        _ => transport_failed(format!("Chat endpoint returned {status}.")),
     }
 }
 
-/// J2.6–7: POST the step and consume its frames.
+/// J2.6–7: POST the step and consume its frames. The body is read at one `.await` whatever
+/// the status (#16: an error body's own read loop was another state of the machine).
 async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
     let cancelled_or = |error: ErrorBody| {
         if env.signal.aborted() {
@@ -283,18 +278,32 @@ async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
             return cancelled_or(transport_failed("Could not reach the chat endpoint."))
         }
     };
-    if !(200..300).contains(&response.status) || response.body.is_none() {
-        return StepEnd::Stop(TurnStatus::Error, Some(http_error(response).await));
-    }
-    let mut stream = response.body.expect("checked above");
+    // A 2xx answer's body is decoded into frames; any other's bytes are kept for its error
+    // (read to the end or to the first failed chunk).
+    let ok = (200..300).contains(&response.status) && response.body.is_some();
     let mut decoder = FrameDecoder::new();
     let mut frames = StepFrames::default();
+    let mut bytes = Vec::new();
+    let mut failed = false;
+    if let Some(mut stream) = response.body {
+        while let Some(chunk) = stream.next().await {
+            let Ok(chunk) = chunk else {
+                failed = true;
+                break;
+            };
+            if ok {
+                decoder.push_lines(&chunk, |frame, raw| frames.handle(frame, raw, env.observer));
+            } else {
+                bytes.extend_from_slice(&chunk);
+            }
+        }
+    }
+    if !ok {
+        return StepEnd::Stop(TurnStatus::Error, Some(http_error(response.status, &bytes)));
+    }
     let interrupted = || transport_failed("The chat stream was interrupted.");
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else {
-            return cancelled_or(interrupted());
-        };
-        decoder.push_lines(&chunk, |frame, raw| frames.handle(frame, raw, env.observer));
+    if failed {
+        return cancelled_or(interrupted());
     }
     // A trailing fragment without a newline is never parsed (J4).
     if let Some(error) = frames.error.take() {
