@@ -24,8 +24,8 @@ use crate::vec_map::VecMap;
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{
-    CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, PendingToolCall,
-    RouteFloors, StepFinish, StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
+    CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
+    StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
 };
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
@@ -316,8 +316,7 @@ async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
     StepEnd::Finished(finish, Box::new(frames))
 }
 
-struct Turn<'a, 'e> {
-    env: &'a TurnEnv<'e>,
+struct Turn {
     options: TurnOptions,
     history: Vec<WireModelMessage>,
     usage: Option<Usage>,
@@ -325,7 +324,7 @@ struct Turn<'a, 'e> {
     changes: ChangeFlag,
 }
 
-impl Turn<'_, '_> {
+impl Turn {
     fn end(self, status: TurnStatus, error: Option<ErrorBody>) -> TurnOutcome {
         TurnOutcome {
             status,
@@ -376,102 +375,6 @@ impl Turn<'_, '_> {
                 .observe(&result.canonical_id, Some(input), result.ok, &result.result)
         })
     }
-
-    /// J2.11–12: run the pending calls in order; `Some` ends the turn.
-    async fn run_calls(
-        &mut self,
-        pending: &[PendingToolCall],
-        projection: &Projection,
-        scope: &[String],
-    ) -> Option<TurnOutcomeStop> {
-        let env = self.env;
-        let mut stop = None;
-        let mut reached = 0;
-        for call in pending {
-            if env.signal.aborted() {
-                stop = Some(TurnOutcomeStop::Cancelled);
-                break;
-            }
-            reached += 1;
-            env.observer.on_event(&TurnEvent::ToolCallStarted {
-                tool_call_id: call.tool_call_id.clone(),
-                wire_name: call.wire_name.clone(),
-                canonical_id: call.canonical_id.clone(),
-                input: call.input.clone(),
-            });
-            let Call {
-                invoke,
-                moves_surface,
-                effect,
-            } = StepCatalog(self.options.catalog_mode).call(
-                env.surface,
-                scope,
-                projection,
-                call,
-                env.ui,
-            );
-            let Dispatched { ok, value } = match invoke {
-                Ok(request) => invoke_confirmed(env.surface, request, call, env.ui).await,
-                Err(answered) => answered,
-            };
-            // Cancelled while the user was being asked: the call never ran and the user never
-            // declined it, so it is answered as unexecuted (J7), not as a denial.
-            if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
-                reached -= 1;
-                stop = Some(TurnOutcomeStop::Cancelled);
-                break;
-            }
-            env.observer.on_event(&TurnEvent::ToolCallSettled {
-                tool_call_id: call.tool_call_id.clone(),
-                wire_name: call.wire_name.clone(),
-                canonical_id: call.canonical_id.clone(),
-                ok,
-                value: value.clone(),
-            });
-            self.history.push(WireModelMessage::tool_result(
-                &call.tool_call_id,
-                &call.wire_name,
-                value.clone(),
-            ));
-            if moves_surface {
-                let ui = env.ui;
-                let until = || ui.until();
-                let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
-                let outcome = settle(
-                    self.options.settle,
-                    env.clock,
-                    env.yielder,
-                    &self.changes,
-                    until,
-                )
-                .await;
-                env.observer.on_event(&TurnEvent::Settled(outcome));
-            }
-            if ok && effect == Some(Effect::Navigation) {
-                self.options.pathname = env.ui.current_pathname();
-            }
-            // A browser-executed reference that wrote to the server stales the app's queries too.
-            if ok && effect.is_some_and(|e| e.is_domain_effect() && e != Effect::ServerQuery) {
-                env.observer.on_event(&TurnEvent::Reconcile {
-                    wire_name: call.wire_name.clone(),
-                });
-            }
-            if let Some(verdict) =
-                self.guard
-                    .observe(&call.canonical_id, Some(&call.input), ok, &value)
-            {
-                stop = Some(TurnOutcomeStop::Verdict(verdict));
-                break;
-            }
-        }
-        self.history.extend(unexecuted_results(&pending[reached..]));
-        stop
-    }
-}
-
-enum TurnOutcomeStop {
-    Cancelled,
-    Verdict(HostError),
 }
 
 /// Runs one turn to completion, cancellation or error. Never fails: every ending is a
@@ -486,72 +389,146 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
     });
     let started = env.clock.now_ms();
     let mut turn = Turn {
-        env,
         history: options.messages.clone(),
         options,
         usage: None,
         guard: LoopGuard::new(),
         changes,
     };
-    let outcome = loop_steps(&mut turn, started).await;
-    env.surface.unsubscribe(subscription);
-    let (status, error) = outcome;
-    turn.end(status, error)
-}
-
-async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Option<ErrorBody>) {
-    let env = turn.env;
-    for step_index in 0..MAX_STEPS_PER_TURN {
-        if env.signal.aborted() {
-            return (TurnStatus::Cancelled, None);
-        }
-        if env.clock.now_ms() - started > TURN_DEADLINE_MS as f64 {
-            return (
-                TurnStatus::Error,
-                Some(body(HostError::run_limit(
-                    "Turn deadline exceeded; the run was stopped.",
-                ))),
-            );
-        }
-        let scope = turn.scope();
-        let projection = StepCatalog(turn.options.catalog_mode).project(env.surface, &scope);
-        if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
-            return (TurnStatus::Error, Some(body(error)));
-        }
-        if !projection.undecodable.is_empty() {
-            env.observer.on_event(&TurnEvent::CatalogUndecodable {
-                canonical_ids: projection.undecodable.clone(),
-            });
-        }
-        env.observer
-            .on_event(&TurnEvent::StepStarted { step_index });
-        let request = turn.request(step_index, &projection, &scope);
-        let (finish, frames) = match post_step(env, request).await {
-            StepEnd::Finished(finish, frames) => (finish, frames),
-            StepEnd::Stop(status, error) => return (status, error),
-        };
-        turn.usage = Usage::sum_opt(turn.usage, finish.usage);
-        turn.history.extend(finish.response_messages);
-        let pending = finish.pending_tool_calls;
-        if let Some(verdict) = turn.guard_server_results(&frames) {
-            turn.history.extend(unexecuted_results(&pending));
-            return (TurnStatus::Error, Some(body(verdict)));
-        }
-        if pending.is_empty() {
-            return (TurnStatus::Completed, None);
-        }
-        match turn.run_calls(&pending, &projection, &scope).await {
-            Some(TurnOutcomeStop::Cancelled) => return (TurnStatus::Cancelled, None),
-            Some(TurnOutcomeStop::Verdict(verdict)) => {
-                return (TurnStatus::Error, Some(body(verdict)))
+    let (status, error) = 'turn: {
+        for step_index in 0..MAX_STEPS_PER_TURN {
+            if env.signal.aborted() {
+                break 'turn (TurnStatus::Cancelled, None);
             }
-            None => env.observer.on_event(&TurnEvent::AssistantBoundary),
+            if env.clock.now_ms() - started > TURN_DEADLINE_MS as f64 {
+                break 'turn (
+                    TurnStatus::Error,
+                    Some(body(HostError::run_limit(
+                        "Turn deadline exceeded; the run was stopped.",
+                    ))),
+                );
+            }
+            let scope = turn.scope();
+            let projection = StepCatalog(turn.options.catalog_mode).project(env.surface, &scope);
+            if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
+                break 'turn (TurnStatus::Error, Some(body(error)));
+            }
+            if !projection.undecodable.is_empty() {
+                env.observer.on_event(&TurnEvent::CatalogUndecodable {
+                    canonical_ids: projection.undecodable.clone(),
+                });
+            }
+            env.observer
+                .on_event(&TurnEvent::StepStarted { step_index });
+            let request = turn.request(step_index, &projection, &scope);
+            let (finish, frames) = match post_step(env, request).await {
+                StepEnd::Finished(finish, frames) => (finish, frames),
+                StepEnd::Stop(status, error) => break 'turn (status, error),
+            };
+            turn.usage = Usage::sum_opt(turn.usage, finish.usage);
+            turn.history.extend(finish.response_messages);
+            let pending = finish.pending_tool_calls;
+            if let Some(verdict) = turn.guard_server_results(&frames) {
+                turn.history.extend(unexecuted_results(&pending));
+                break 'turn (TurnStatus::Error, Some(body(verdict)));
+            }
+            if pending.is_empty() {
+                break 'turn (TurnStatus::Completed, None);
+            }
+            // J2.11–12: the pending calls in order.
+            let mut stop = None;
+            let mut reached = 0;
+            for call in &pending {
+                if env.signal.aborted() {
+                    stop = Some((TurnStatus::Cancelled, None));
+                    break;
+                }
+                reached += 1;
+                env.observer.on_event(&TurnEvent::ToolCallStarted {
+                    tool_call_id: call.tool_call_id.clone(),
+                    wire_name: call.wire_name.clone(),
+                    canonical_id: call.canonical_id.clone(),
+                    input: call.input.clone(),
+                });
+                let Call {
+                    invoke,
+                    moves_surface,
+                    effect,
+                } = StepCatalog(turn.options.catalog_mode).call(
+                    env.surface,
+                    &scope,
+                    &projection,
+                    call,
+                    env.ui,
+                );
+                let Dispatched { ok, value } = match invoke {
+                    Ok(request) => invoke_confirmed(env.surface, request, call, env.ui).await,
+                    Err(answered) => answered,
+                };
+                // Cancelled while the user was being asked: the call never ran and the user
+                // never declined it, so it is answered as unexecuted (J7), not as a denial.
+                if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
+                    reached -= 1;
+                    stop = Some((TurnStatus::Cancelled, None));
+                    break;
+                }
+                env.observer.on_event(&TurnEvent::ToolCallSettled {
+                    tool_call_id: call.tool_call_id.clone(),
+                    wire_name: call.wire_name.clone(),
+                    canonical_id: call.canonical_id.clone(),
+                    ok,
+                    value: value.clone(),
+                });
+                turn.history.push(WireModelMessage::tool_result(
+                    &call.tool_call_id,
+                    &call.wire_name,
+                    value.clone(),
+                ));
+                if moves_surface {
+                    let ui = env.ui;
+                    let until = || ui.until();
+                    let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
+                    let outcome = settle(
+                        turn.options.settle,
+                        env.clock,
+                        env.yielder,
+                        &turn.changes,
+                        until,
+                    )
+                    .await;
+                    env.observer.on_event(&TurnEvent::Settled(outcome));
+                }
+                if ok && effect == Some(Effect::Navigation) {
+                    turn.options.pathname = env.ui.current_pathname();
+                }
+                // A browser-executed reference that wrote to the server stales the app's
+                // queries too.
+                if ok && effect.is_some_and(|e| e.is_domain_effect() && e != Effect::ServerQuery) {
+                    env.observer.on_event(&TurnEvent::Reconcile {
+                        wire_name: call.wire_name.clone(),
+                    });
+                }
+                if let Some(verdict) =
+                    turn.guard
+                        .observe(&call.canonical_id, Some(&call.input), ok, &value)
+                {
+                    stop = Some((TurnStatus::Error, Some(body(verdict))));
+                    break;
+                }
+            }
+            turn.history.extend(unexecuted_results(&pending[reached..]));
+            if let Some(ending) = stop {
+                break 'turn ending;
+            }
+            env.observer.on_event(&TurnEvent::AssistantBoundary);
         }
-    }
-    (
-        TurnStatus::Error,
-        Some(body(HostError::run_limit(format!(
-            "Stopped after {MAX_STEPS_PER_TURN} steps in one turn."
-        )))),
-    )
+        (
+            TurnStatus::Error,
+            Some(body(HostError::run_limit(format!(
+                "Stopped after {MAX_STEPS_PER_TURN} steps in one turn."
+            )))),
+        )
+    };
+    env.surface.unsubscribe(subscription);
+    turn.end(status, error)
 }
