@@ -19,7 +19,7 @@ use crate::envelope::SurfaceError;
 use crate::guard::{unexecuted_results, LoopGuard};
 use crate::projection::Projection;
 use crate::registry::Surface;
-use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
+use crate::settle::{ChangeFlag, Clock, SettleOutcome, SettlePolicy, SettleWait, TaskYield};
 use crate::vec_map::VecMap;
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
@@ -485,17 +485,16 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     value.clone(),
                 ));
                 if moves_surface {
-                    let ui = env.ui;
-                    let until = || ui.until();
-                    let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
-                    let outcome = settle(
-                        turn.options.settle,
-                        env.clock,
-                        env.yielder,
-                        &turn.changes,
-                        until,
-                    )
-                    .await;
+                    // The settle-wait (J6), driven here rather than by `settle`'s own future.
+                    let has_until = env.ui.has_until();
+                    let mut wait =
+                        SettleWait::start(turn.options.settle, env.clock, &turn.changes, has_until);
+                    let outcome = loop {
+                        env.yielder.yield_task().await;
+                        if let Some(outcome) = wait.tick(!has_until || env.ui.until()) {
+                            break outcome;
+                        }
+                    };
                     env.observer.on_event(&TurnEvent::Settled(outcome));
                 }
                 if ok && effect == Some(Effect::Navigation) {
