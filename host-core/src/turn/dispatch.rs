@@ -65,49 +65,70 @@ pub(crate) fn prepare(
 
 /// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes
 /// with the same invocation id. A dismissed or unmounted dialog resolves false, and the
-/// denial is a typed result. One loop over the invocation, so its future is awaited at one
-/// place (#16: each `.await` is a state of the machine this is inlined into).
+/// denial is a typed result.
 pub(crate) async fn invoke_confirmed(
     surface: &Surface,
-    mut request: InvokeRequest,
+    request: InvokeRequest,
     call: &PendingToolCall,
     ui: &dyn TurnUi,
 ) -> Dispatched {
+    let mut confirming = Confirming(request);
     loop {
-        let result = surface.invoke(request.clone()).await;
-        let Some(confirm) = confirm_request(&result, &request, call) else {
-            return Dispatched {
-                ok: result.is_ok(),
-                value: result.tool_value(),
-            };
-        };
-        if !ui.confirm(&confirm).await {
-            let error = SurfaceError::confirmation_denied(&request.capability_id);
-            return Dispatched {
-                ok: false,
-                value: object([("error", error.to_value())]),
-            };
+        let result = surface.invoke(confirming.0.clone()).await;
+        match confirming.answered(result, call) {
+            Ok(done) => return done,
+            Err(ask) => {
+                if let Some(denied) = confirming.asked(ui.confirm(&ask).await) {
+                    return denied;
+                }
+            }
         }
-        request.confirmed = true;
     }
 }
 
-/// What to ask the user when an unconfirmed invocation answered `CONFIRMATION_REQUIRED`.
-fn confirm_request(
-    result: &InvocationResult,
-    request: &InvokeRequest,
-    call: &PendingToolCall,
-) -> Option<ConfirmRequest> {
-    let asked = result
-        .error()
-        .filter(|e| e.code == ErrorCode::ConfirmationRequired && !request.confirmed)?;
-    let details = asked.details.clone().unwrap_or_default();
-    Some(ConfirmRequest {
-        tool_call_id: call.tool_call_id.clone(),
-        wire_name: call.wire_name.clone(),
-        capability_id: request.capability_id.clone(),
-        input: request.input.clone().unwrap_or_default(),
-        summary: details["summary"].as_str().unwrap_or_default().to_owned(),
-        effect: details["effect"].as_str().unwrap_or_default().to_owned(),
-    })
+/// [`invoke_confirmed`]'s steps between its awaits, synchronous, so the step loop can run
+/// the same round trip in its own body (a nested future measured 0.1 KB gzip more, #16).
+pub(crate) struct Confirming(pub(crate) InvokeRequest);
+
+impl Confirming {
+    /// An invocation's answer: the call's result, or (`CONFIRMATION_REQUIRED` to an
+    /// unconfirmed invocation) what to ask the user.
+    pub(crate) fn answered(
+        &self,
+        result: InvocationResult,
+        call: &PendingToolCall,
+    ) -> Result<Dispatched, ConfirmRequest> {
+        let request = &self.0;
+        let Some(asked) = result
+            .error()
+            .filter(|e| e.code == ErrorCode::ConfirmationRequired && !request.confirmed)
+        else {
+            return Ok(Dispatched {
+                ok: result.is_ok(),
+                value: result.tool_value(),
+            });
+        };
+        let details = asked.details.clone().unwrap_or_default();
+        Err(ConfirmRequest {
+            tool_call_id: call.tool_call_id.clone(),
+            wire_name: call.wire_name.clone(),
+            capability_id: request.capability_id.clone(),
+            input: request.input.clone().unwrap_or_default(),
+            summary: details["summary"].as_str().unwrap_or_default().to_owned(),
+            effect: details["effect"].as_str().unwrap_or_default().to_owned(),
+        })
+    }
+
+    /// The user's answer: `None` to invoke again, confirmed; the denial otherwise.
+    pub(crate) fn asked(&mut self, approved: bool) -> Option<Dispatched> {
+        if approved {
+            self.0.confirmed = true;
+            return None;
+        }
+        let error = SurfaceError::confirmation_denied(&self.0.capability_id);
+        Some(Dispatched {
+            ok: false,
+            value: object([("error", error.to_value())]),
+        })
+    }
 }

@@ -12,6 +12,7 @@ mod tests;
 
 use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
+use dispatch::Confirming;
 pub use dispatch::{dispatch, Dispatched};
 
 use crate::capability::Effect;
@@ -461,8 +462,24 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     call,
                     env.ui,
                 );
+                // The invocation and its confirmation round trip (`invoke_confirmed`'s steps).
                 let Dispatched { ok, value } = match invoke {
-                    Ok(request) => invoke_confirmed(env.surface, request, call, env.ui).await,
+                    Ok(request) => {
+                        let mut confirming = Confirming(request);
+                        loop {
+                            let result = env.surface.invoke(confirming.0.clone()).await;
+                            match confirming.answered(result, call) {
+                                Ok(done) => break done,
+                                Err(ask) => {
+                                    if let Some(denied) =
+                                        confirming.asked(env.ui.confirm(&ask).await)
+                                    {
+                                        break denied;
+                                    }
+                                }
+                            }
+                        }
+                    }
                     Err(answered) => answered,
                 };
                 // Cancelled while the user was being asked: the call never ran and the user
