@@ -263,58 +263,82 @@ fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
     }
 }
 
-/// J2.6–7: POST the step and consume its frames. The body is read at one `.await` whatever
-/// the status (#16: an error body's own read loop was another state of the machine).
-async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
-    let cancelled_or = |error: ErrorBody| {
-        if env.signal.aborted() {
-            StepEnd::Stop(TurnStatus::Cancelled, None)
+/// `Stop` for a failed request or stream: `cancelled` when the turn's signal has aborted (the
+/// abort is the failure's cause), else the error.
+fn failed(signal: &dyn AbortSignal, error: ErrorBody) -> StepEnd {
+    if signal.aborted() {
+        StepEnd::Stop(TurnStatus::Cancelled, None)
+    } else {
+        StepEnd::Stop(TurnStatus::Error, Some(error))
+    }
+}
+
+/// A step's answer as its body is read (J2.6–7): a 2xx answer's chunks are decoded into
+/// frames; any other's bytes are kept for its error, read to the end or to the first failed
+/// chunk. Synchronous: the step loop awaits the chunks in its own body (#16).
+struct StepRead {
+    status: u16,
+    ok: bool,
+    decoder: FrameDecoder,
+    frames: StepFrames,
+    bytes: Vec<u8>,
+    failed: bool,
+}
+
+impl StepRead {
+    fn new(response: &StepResponse) -> Self {
+        Self {
+            status: response.status,
+            ok: (200..300).contains(&response.status) && response.body.is_some(),
+            decoder: FrameDecoder::new(),
+            frames: StepFrames::default(),
+            bytes: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// One chunk of the body; `false` once a read failed (stop reading).
+    fn chunk(
+        &mut self,
+        chunk: Result<Vec<u8>, TransportFailure>,
+        observer: &dyn TurnObserver,
+    ) -> bool {
+        let Ok(chunk) = chunk else {
+            self.failed = true;
+            return false;
+        };
+        if self.ok {
+            let frames = &mut self.frames;
+            self.decoder
+                .push_lines(&chunk, |frame, raw| frames.handle(frame, raw, observer));
         } else {
-            StepEnd::Stop(TurnStatus::Error, Some(error))
+            self.bytes.extend_from_slice(&chunk);
         }
-    };
-    let response = match env.transport.post(request).await {
-        Ok(response) => response,
-        Err(TransportFailure) => {
-            return cancelled_or(transport_failed("Could not reach the chat endpoint."))
+        true
+    }
+
+    /// How the step ended, once its body is read.
+    fn end(mut self, signal: &dyn AbortSignal) -> StepEnd {
+        if !self.ok {
+            return StepEnd::Stop(
+                TurnStatus::Error,
+                Some(http_error(self.status, &self.bytes)),
+            );
         }
-    };
-    // A 2xx answer's body is decoded into frames; any other's bytes are kept for its error
-    // (read to the end or to the first failed chunk).
-    let ok = (200..300).contains(&response.status) && response.body.is_some();
-    let mut decoder = FrameDecoder::new();
-    let mut frames = StepFrames::default();
-    let mut bytes = Vec::new();
-    let mut failed = false;
-    if let Some(mut stream) = response.body {
-        while let Some(chunk) = stream.next().await {
-            let Ok(chunk) = chunk else {
-                failed = true;
-                break;
-            };
-            if ok {
-                decoder.push_lines(&chunk, |frame, raw| frames.handle(frame, raw, env.observer));
-            } else {
-                bytes.extend_from_slice(&chunk);
-            }
+        let interrupted = || transport_failed("The chat stream was interrupted.");
+        if self.failed {
+            return failed(signal, interrupted());
         }
+        // A trailing fragment without a newline is never parsed (J4).
+        if let Some(error) = self.frames.error.take() {
+            return StepEnd::Stop(TurnStatus::Error, Some(error));
+        }
+        let Some(finish) = self.frames.finish.take() else {
+            // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
+            return failed(signal, interrupted());
+        };
+        StepEnd::Finished(finish, Box::new(self.frames))
     }
-    if !ok {
-        return StepEnd::Stop(TurnStatus::Error, Some(http_error(response.status, &bytes)));
-    }
-    let interrupted = || transport_failed("The chat stream was interrupted.");
-    if failed {
-        return cancelled_or(interrupted());
-    }
-    // A trailing fragment without a newline is never parsed (J4).
-    if let Some(error) = frames.error.take() {
-        return StepEnd::Stop(TurnStatus::Error, Some(error));
-    }
-    let Some(finish) = frames.finish.take() else {
-        // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
-        return cancelled_or(interrupted());
-    };
-    StepEnd::Finished(finish, Box::new(frames))
 }
 
 struct Turn {
@@ -422,7 +446,25 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
             env.observer
                 .on_event(&TurnEvent::StepStarted { step_index });
             let request = turn.request(step_index, &projection, &scope);
-            let (finish, frames) = match post_step(env, request).await {
+            // J2.6–7: POST the step and read its answer.
+            let ended = match env.transport.post(request).await {
+                Err(TransportFailure) => failed(
+                    env.signal,
+                    transport_failed("Could not reach the chat endpoint."),
+                ),
+                Ok(response) => {
+                    let mut read = StepRead::new(&response);
+                    if let Some(mut stream) = response.body {
+                        while let Some(chunk) = stream.next().await {
+                            if !read.chunk(chunk, env.observer) {
+                                break;
+                            }
+                        }
+                    }
+                    read.end(env.signal)
+                }
+            };
+            let (finish, frames) = match ended {
                 StepEnd::Finished(finish, frames) => (finish, frames),
                 StepEnd::Stop(status, error) => break 'turn (status, error),
             };
