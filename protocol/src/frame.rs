@@ -1,9 +1,9 @@
 //! Frames the server streams to the browser (reference-behaviour F3), one JSON object per
 //! NDJSON line. Field names are exact; `step-start` also carries `catalogMode`.
 
+use crate::json::{Map, Value};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
 
 use crate::error::{HostError, HostErrorCode};
 use crate::message::{ContentPart, MessageContent, Role, WireModelMessage};

@@ -15,9 +15,9 @@ use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
 use crate::shared::LocalShared;
 use dpas_protocol::json::object;
+use dpas_protocol::json::{Map, Value};
 use futures_util::future::{self, Either, LocalBoxFuture};
 use futures_util::FutureExt;
-use serde_json::{Map, Value};
 
 /// Settled results kept for replay.
 pub const DEDUPE_CAPACITY: usize = 200;

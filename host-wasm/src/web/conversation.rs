@@ -9,10 +9,10 @@ use super::turn::{catalog_mode, mint_id, outcome_to_js, route_floors, JsObserver
 use dpas_host_core::driver::{
     ConversationDriver, DriverOptions, RestoreError, StoredThread, ThreadSource, TurnParts,
 };
+use dpas_protocol::json::Value;
 use futures_util::future::{join, LocalBoxFuture};
 use futures_util::FutureExt;
 use js_sys::Function;
-use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

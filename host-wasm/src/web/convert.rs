@@ -3,9 +3,9 @@
 //! `serde-wasm-bindgen` measured 6 KB gzip more), and small readers for the fields of the
 //! option objects the app passes.
 
+use dpas_protocol::json::Value;
 use dpas_protocol::json::WriteJson;
 use js_sys::{Function, Reflect};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

@@ -15,8 +15,8 @@ use dpas_host_core::envelope::{ErrorCode, Retry, SurfaceError};
 use dpas_host_core::registry::{
     self, ComponentHandle, SurfaceEvent, SurfaceOptions, SurfaceVersion,
 };
+use dpas_protocol::json::Value;
 use js_sys::{Array, Function};
-use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;

@@ -6,8 +6,9 @@
 use super::convert::{from_js, get};
 use super::platform::yield_task;
 use super::{run_turn_export, Conversation, JsSurface};
+use dpas_protocol::json::Value;
 use js_sys::{Array, Function, Object, Promise, Reflect};
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
