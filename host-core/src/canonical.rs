@@ -3,7 +3,7 @@
 //! Used for the loop guard's call keys and the dedupe fingerprint, so two inputs that differ
 //! only in key order (or `1.0` vs `1`) compare equal.
 
-use serde_json::{Map, Number, Value};
+use dpas_protocol::json::{Map, Number, Value};
 
 /// Sorts a short slice in place (stable). The slices sorted here are object keys, array
 /// items and mounted components, all small; the standard sorts cost kilobytes of wasm.

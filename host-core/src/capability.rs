@@ -3,10 +3,10 @@
 //! (single-threaded: `Rc`, no `Send`).
 
 use crate::ids::Plane;
+use dpas_protocol::json::{Map, Value};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use std::future::Future;
 use std::rc::Rc;
 

@@ -8,6 +8,7 @@
 
 use crate::turn::{TurnEvent, TurnOutcome};
 use dpas_protocol::error::tool_results::is_error_shaped;
+use dpas_protocol::json::Value;
 use dpas_protocol::json::{object, ObjectWriter, WriteJson};
 use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
@@ -15,7 +16,6 @@ use dpas_protocol::{
     WireModelMessage,
 };
 use serde::Serialize;
-use serde_json::Value;
 
 /// Inspector events kept; the oldest are evicted first.
 pub const MAX_INSPECTOR_EVENTS: usize = 400;

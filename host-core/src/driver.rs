@@ -12,10 +12,10 @@ use crate::turn::{
     TurnOutcome, TurnStatus, TurnUi,
 };
 use dpas_protocol::frame::{decode_messages, decode_usage};
+use dpas_protocol::json::Value;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{Frame, HostError, HostErrorCode, RouteFloors, Usage};
 use futures_util::future::LocalBoxFuture;
-use serde_json::Value;
 use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
 

@@ -5,8 +5,8 @@
 
 use crate::registry::SurfaceVersion;
 use dpas_protocol::json::object;
+use dpas_protocol::json::{Map, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 dpas_protocol::wire_enum! {
     /// The agent-facing capability error codes (a closed enum).

@@ -3,9 +3,9 @@
 use crate::canonical::to_canonical_string;
 use crate::vec_map::VecMap;
 use dpas_protocol::error::tool_results::tool_not_executed;
+use dpas_protocol::json::{Map, Value};
 use dpas_protocol::limits::{MAX_CONSECUTIVE_FAILURES, MAX_IDENTICAL_FAILURES};
 use dpas_protocol::{HostError, PendingToolCall, WireModelMessage};
-use serde_json::{Map, Value};
 
 /// Watches settled tool calls of both planes, in the order they settled.
 #[derive(Debug, Default, Clone)]

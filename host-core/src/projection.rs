@@ -10,11 +10,11 @@ use crate::capability::{tool_description, Effect};
 use crate::ids::Plane;
 use crate::registry::{SnapshotOptions, Surface, SurfaceVersion};
 use crate::schema::empty_object_schema;
+use dpas_protocol::json::{Map, Value};
 use dpas_protocol::tool::{
     Confirmation, Truncated, TruncationReason, WireToolDescriptor, WireToolState,
 };
 use dpas_protocol::wire_name::{assign_wire_names, WireKey, MAX_WIRE_NAME_LEN};
-use serde_json::{Map, Value};
 
 /// Longest reason or note sent in `frontendState`, in UTF-16 units.
 pub const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;

@@ -10,7 +10,7 @@
 use crate::canonical::{json_text, to_canonical_string};
 use crate::pattern::PatternEngine;
 use dpas_protocol::json::object;
-use serde_json::{Map, Value};
+use dpas_protocol::json::{Map, Value};
 
 /// Deepest schema nesting accepted below the root.
 pub const MAX_SCHEMA_DEPTH: usize = 8;
@@ -176,7 +176,7 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn is_integer(number: &serde_json::Number) -> bool {
+fn is_integer(number: &dpas_protocol::json::Number) -> bool {
     number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.fract() == 0.0)
 }
 
@@ -626,7 +626,8 @@ mod tests {
         OVERRIDABLE_NOTE,
     };
     use crate::pattern::NativePatterns;
-    use serde_json::{json, Value};
+    use dpas_protocol::json::Value;
+    use serde_json::json;
 
     fn check_schema(schema: &Value) -> Result<(), String> {
         super::check_schema(schema, &NativePatterns)

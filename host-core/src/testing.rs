@@ -8,7 +8,8 @@ use crate::capability::{
 use crate::ids::{parse_capability_id, CapabilityId};
 use crate::registry::{Surface, SurfaceOptions};
 use crate::settle::Clock;
-use serde_json::{json, Map, Value};
+use dpas_protocol::json::{Map, Value};
+use serde_json::json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

@@ -1,7 +1,7 @@
 //! Composition rules shared by both halves: collisions (E3 and decision 4), the
 //! capability-state message (E6), meta-mode tools (I1–I3) and a call's canonical id (I2).
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::frame::DomainToolInfo;
 use crate::tool::{Confirmation, Plane, WireToolDescriptor, WireToolState};

@@ -6,8 +6,8 @@
 //! vocabulary, and the tool-result error payloads both halves must write with the same words.
 
 use crate::json::error_object;
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 crate::error_codes! {
     /// Transport and runtime conditions of the host (distinct from capability errors). A

@@ -2,9 +2,9 @@
 //! browser posts and the server hands back. Unknown part types, and known parts whose
 //! fields do not have the expected types, are kept as raw JSON and round-trip unchanged.
 
+use crate::json::{Map, Value};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
 
 use crate::json::{ObjectWriter, WriteJson};
 

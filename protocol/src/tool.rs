@@ -1,8 +1,8 @@
 //! Tool descriptors (the stable half, B6), tool state (the volatile half, B7) and the
 //! catalog envelope pieces.
 
+use crate::json::{Map, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::json::{ObjectWriter, WriteJson};
 

@@ -2,8 +2,8 @@
 //! `cacheWriteInputTokens` of input; `reasoningTokens` of output) are never added to their
 //! parents, and each is absent when unreported, which is not the same as zero.
 
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::json::{ObjectWriter, WriteJson};
 

@@ -4,7 +4,7 @@ use crate::capability::{ActionDef, ComponentDef, ObservationDef, ProcedureDef};
 use crate::ids;
 use crate::pattern::PatternEngine;
 use crate::schema::{check_schema, BoundField};
-use serde_json::Value;
+use dpas_protocol::json::Value;
 
 /// Longest component description.
 pub const MAX_COMPONENT_DESCRIPTION: usize = 500;

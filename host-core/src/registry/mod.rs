@@ -257,7 +257,7 @@ impl SurfaceVersion {
     }
 }
 
-impl From<SurfaceVersion> for serde_json::Value {
+impl From<SurfaceVersion> for dpas_protocol::json::Value {
     fn from(version: SurfaceVersion) -> Self {
         Self::String(version.to_wire())
     }

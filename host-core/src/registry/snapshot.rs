@@ -5,8 +5,8 @@ use super::{Surface, SurfaceVersion};
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
+use dpas_protocol::json::{Map, Value};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 /// What the snapshot is taken for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use crate::projection::project;
 use crate::registry::{InvokeRequest, Surface};
 use dpas_protocol::error::tool_results::capability_not_found;
 use dpas_protocol::json::object;
+use dpas_protocol::json::{Map, Value};
 use dpas_protocol::PendingToolCall;
-use serde_json::{Map, Value};
 
 /// What a dispatched call settled to: the value the model sees, and whether it succeeded.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,9 +18,9 @@ use crate::projection::Projection;
 use crate::registry::{InvokeRequest, SnapshotOptions, Surface, SurfaceVersion};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
 use dpas_protocol::json::object;
+use dpas_protocol::json::{Map, Value};
 use dpas_protocol::tool::{WireToolDescriptor, WireToolState};
 use dpas_protocol::PendingToolCall;
-use serde_json::{Map, Value};
 
 /// The meta catalog: the three descriptors, always available.
 pub fn meta_catalog() -> (Vec<WireToolDescriptor>, Vec<WireToolState>) {

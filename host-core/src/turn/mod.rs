@@ -22,6 +22,7 @@ use crate::projection::Projection;
 use crate::registry::Surface;
 use crate::settle::{ChangeFlag, Clock, SettleOutcome, SettlePolicy, SettleWait, TaskYield};
 use crate::vec_map::VecMap;
+use dpas_protocol::json::{Map, Value};
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{
@@ -31,7 +32,6 @@ use dpas_protocol::{
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use futures_util::StreamExt;
-use serde_json::{Map, Value};
 
 /// A network failure; its cause is never relayed to the model or the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,13 +15,13 @@ use dpas_host_core::turn::{
     run_turn, ConfirmRequest, TurnEnv, TurnEvent, TurnObserver, TurnOptions, TurnOutcome,
     TurnStatus, TurnUi,
 };
+use dpas_protocol::json::Value;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::wire_name::is_browser_tool;
 use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::{Array, Function};
-use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -1,5 +1,6 @@
-//! JSON on the paths the browser build runs, without serde's (de)serializers: [`parse`]
-//! (text → `serde_json::Value`), [`WriteJson`] (values and wire types → compact text), and
+//! JSON on the paths the browser build runs, without serde's (de)serializers: [`Value`],
+//! [`Map`] and [`Number`] (the value types every crate of the browser build names), [`parse`]
+//! (text → [`Value`]), [`WriteJson`] (values and wire types → compact text), and
 //! [`object`] (building objects without `serde_json::json!`).
 //!
 //! `json!` passes every leaf but `null`/`true`/`false` through `to_value(..).unwrap()`;
@@ -13,7 +14,8 @@ mod write;
 pub use parse::{parse, ParseError};
 pub use write::{to_string, write_str, ObjectWriter, WriteJson};
 
-use serde_json::{Map, Value};
+/// The JSON value type of the protocol's wire types and of every browser-build crate.
+pub use serde_json::{Map, Number, Value};
 
 /// `{"k1": v1, "k2": v2, …}` in the order given (a later duplicate key replaces the value).
 pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {

@@ -2,8 +2,8 @@
 //! the same verdict and value for every input, valid or not.
 
 use super::{parse, to_string};
+use super::{Number, Value};
 use proptest::prelude::*;
-use serde_json::{Number, Value};
 
 fn arb_string() -> impl Strategy<Value = String> {
     // Any characters, control characters, quotes, backslashes and astral ones included.

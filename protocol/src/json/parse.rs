@@ -14,7 +14,7 @@
 //! Errors carry the byte offset where the text stopped being JSON; the parser never panics
 //! and never recurses past its depth limit, whatever the input.
 
-use serde_json::{Map, Number, Value};
+use super::{Map, Number, Value};
 
 /// Why a text is not a JSON value: the byte offset at which it stopped being one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 //! other control characters as `\u00xx`, nothing else); integers in decimal; floats as
 //! serde_json's `zmij` prints them (`1.5`, `1e21`, `-0.0`), non-finite ones as `null`.
 
-use serde_json::{Map, Number, Value};
+use super::{Map, Number, Value};
 
 /// A value with a JSON text.
 pub trait WriteJson {
