@@ -12,8 +12,8 @@ mod tests;
 
 use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
-use dispatch::Confirming;
 pub use dispatch::{dispatch, Dispatched};
+use dispatch::{Answered, Confirming};
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
@@ -511,8 +511,8 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                         loop {
                             let result = env.surface.invoke(confirming.0.clone()).await;
                             match confirming.answered(result, call) {
-                                Ok(done) => break done,
-                                Err(ask) => {
+                                Answered::Done(done) => break done,
+                                Answered::Ask(ask) => {
                                     if let Some(denied) =
                                         confirming.asked(env.ui.confirm(&ask).await)
                                     {
