@@ -9,7 +9,7 @@ use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
     CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
 };
-use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
@@ -299,14 +299,15 @@ impl Surface {
         };
         if confirmation == Confirmation::Required && !request.confirmed {
             let input = json_text(&input);
-            let summary: String = format!("{} — input: {input}", resolved.description)
-                .chars()
-                .take(300)
-                .collect();
+            let summary = capped([&resolved.description, " — input: ", &input].concat());
             return Err(SurfaceError::new(
                 ErrorCode::ConfirmationRequired,
                 Retry::WithConfirmation,
-                format!("{capability_id} needs the user's confirmation before it runs."),
+                [
+                    capability_id,
+                    " needs the user's confirmation before it runs.",
+                ]
+                .concat(),
             )
             .with_details(object([
                 ("summary", summary.into()),
