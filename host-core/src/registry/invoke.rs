@@ -607,7 +607,9 @@ fn effective_procedure_input(
         return Err(SurfaceError::locked_fields(capability_id, locked));
     }
     let (reduced, _) = super::snapshot::bound_view(&procedure.input_schema, bound);
-    let issues = validate(&reduced, &Value::Object(agent.clone()), patterns);
+    // Validated in place: the agent's input becomes the merge, so it is not copied.
+    let mut merged = Value::Object(agent);
+    let issues = validate(&reduced, &merged, patterns);
     if !issues.is_empty() {
         return Err(SurfaceError::invalid_input(
             capability_id,
@@ -625,16 +627,16 @@ fn effective_procedure_input(
         Some(bind) => bind().map_err(|_| binding_failed())?,
         None => Map::new(),
     };
-    let mut merged = agent;
-    for field in bound {
-        if merged.contains_key(&field.path) {
-            continue;
-        }
-        if let Some(value) = values.get(&field.path) {
-            merged.insert(field.path.clone(), value.clone());
+    if let Value::Object(map) = &mut merged {
+        for field in bound {
+            if map.contains_key(&field.path) {
+                continue;
+            }
+            if let Some(value) = values.get(&field.path) {
+                map.insert(field.path.clone(), value.clone());
+            }
         }
     }
-    let merged = Value::Object(merged);
     if !validate(&procedure.input_schema, &merged, patterns).is_empty() {
         return Err(binding_failed());
     }
