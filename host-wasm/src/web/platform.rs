@@ -204,13 +204,18 @@ impl Transport for FetchTransport {
     }
 }
 
-/// GETs JSON with the session cookie; `Err` carries the status (0 when unreachable).
-pub(crate) async fn get_json(url: &str) -> Result<JsValue, u16> {
+/// A GET with the session cookie, sent now; `Err(0)` when it cannot be made.
+pub(crate) fn send_get(url: &str) -> Result<JsFuture, u16> {
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_credentials(RequestCredentials::Include);
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| 0u16)?;
-    let response: Response = JsFuture::from(global_fetch(&request))
+    Ok(JsFuture::from(global_fetch(&request)))
+}
+
+/// The JSON body of a sent GET; `Err` carries the status (0 when unreachable).
+pub(crate) async fn json_of(sent: Result<JsFuture, u16>) -> Result<JsValue, u16> {
+    let response: Response = sent?
         .await
         .map_err(|_| 0u16)?
         .dyn_into()
