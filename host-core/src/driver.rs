@@ -119,6 +119,49 @@ impl TurnObserver for StoreObserver {
     }
 }
 
+/// What [`ConversationDriver::start`] made of a message.
+pub enum Started {
+    /// A turn is running: the history as it stands, answered `TURN_IN_PROGRESS`.
+    Busy(TurnOutcome),
+    /// The turn to run, and its options.
+    Running(Box<DriverTurn>, TurnOptions),
+}
+
+/// A conversation's admitted turn: its platform parts, and the observer that feeds the store
+/// while its generation is current.
+pub struct DriverTurn {
+    transport: Box<dyn Transport>,
+    signal: Box<dyn AbortSignal>,
+    ui: Box<dyn TurnUi>,
+    observer: StoreObserver,
+}
+
+impl DriverTurn {
+    /// What the turn runs against.
+    pub fn env(&self) -> TurnEnv<'_> {
+        let options = &self.observer.driver.options;
+        TurnEnv {
+            surface: &options.surface,
+            transport: &*self.transport,
+            clock: &*options.clock,
+            yielder: &*options.yielder,
+            signal: &*self.signal,
+            ui: &*self.ui,
+            observer: &self.observer,
+        }
+    }
+
+    /// The turn ended: its outcome into the store, unless `reset`/`restore` outlived it.
+    pub fn finish(&self, outcome: &TurnOutcome) {
+        if self.observer.current() {
+            let driver = &self.observer.driver;
+            driver.abort.borrow_mut().take();
+            driver.store.borrow_mut().finish_turn(outcome);
+            (driver.options.on_change)();
+        }
+    }
+}
+
 impl ConversationDriver {
     pub fn new(
         conversation_id: String,
@@ -176,15 +219,33 @@ impl ConversationDriver {
         text: &str,
         begin: impl FnOnce() -> Result<TurnParts, E>,
     ) -> Result<TurnOutcome, E> {
+        let (turn, options) = match self.start(text, begin)? {
+            Started::Busy(outcome) => return Ok(outcome),
+            Started::Running(turn, options) => (turn, options),
+        };
+        let outcome = run_turn(&turn.env(), options).await;
+        turn.finish(&outcome);
+        Ok(outcome)
+    }
+
+    /// [`send`](Self::send) up to the turn: the user message into the store, the turn's
+    /// parts made and its options; a busy conversation's answer instead. Synchronous, so a
+    /// binding can run the turn in its own future (#16: a nested `send` future measured
+    /// larger); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
+    pub fn start<E>(
+        self: &Rc<Self>,
+        text: &str,
+        begin: impl FnOnce() -> Result<TurnParts, E>,
+    ) -> Result<Started, E> {
         let messages = self.store.borrow_mut().begin_turn(text);
         let Some(messages) = messages else {
             let history = self.store.borrow().history().to_vec();
-            return Ok(busy(history));
+            return Ok(Started::Busy(busy(history)));
         };
         (self.options.on_change)();
         let parts = begin()?;
         *self.abort.borrow_mut() = Some(parts.abort);
-        let turn = TurnOptions {
+        let options = TurnOptions {
             conversation_id: self.store.borrow().state().conversation_id.clone(),
             turn_id: parts.turn_id,
             messages,
@@ -194,26 +255,16 @@ impl ConversationDriver {
             catalog_mode: self.catalog_mode.get(),
             settle: SettlePolicy::default(),
         };
-        let observer = StoreObserver {
-            driver: self.clone(),
-            generation: self.generation.get(),
+        let turn = DriverTurn {
+            transport: parts.transport,
+            signal: parts.signal,
+            ui: parts.ui,
+            observer: StoreObserver {
+                driver: self.clone(),
+                generation: self.generation.get(),
+            },
         };
-        let env = TurnEnv {
-            surface: &self.options.surface,
-            transport: &*parts.transport,
-            clock: &*self.options.clock,
-            yielder: &*self.options.yielder,
-            signal: &*parts.signal,
-            ui: &*parts.ui,
-            observer: &observer,
-        };
-        let outcome = run_turn(&env, turn).await;
-        if observer.current() {
-            self.abort.borrow_mut().take();
-            self.store.borrow_mut().finish_turn(&outcome);
-            (self.options.on_change)();
-        }
-        Ok(outcome)
+        Ok(Started::Running(Box::new(turn), options))
     }
 
     /// Loads a stored thread's messages, and its summed usage when it can be read, and

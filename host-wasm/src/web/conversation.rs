@@ -7,8 +7,9 @@ use super::platform::{json_of, send_get, ChannelYield, FetchTransport, Performan
 use super::surface::core_surface;
 use super::turn::{catalog_mode, mint_id, outcome_to_js, route_floors, JsObserver, JsUi};
 use dpas_host_core::driver::{
-    ConversationDriver, DriverOptions, RestoreError, StoredThread, ThreadSource, TurnParts,
+    ConversationDriver, DriverOptions, RestoreError, Started, StoredThread, ThreadSource, TurnParts,
 };
+use dpas_host_core::turn::run_turn;
 use dpas_protocol::json::Value;
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
@@ -119,7 +120,13 @@ async fn send(
     options: Rc<Options>,
     text: String,
 ) -> Result<JsValue, JsValue> {
-    let outcome = driver.send(&text, || turn_parts(&options)).await?;
+    // The driver's `send`, with the turn run in this future rather than in a nested one (#16).
+    let (turn, turn_options) = match driver.start(&text, || turn_parts(&options))? {
+        Started::Busy(outcome) => return Ok(outcome_to_js(&outcome)),
+        Started::Running(turn, turn_options) => (turn, turn_options),
+    };
+    let outcome = run_turn(&turn.env(), turn_options).await;
+    turn.finish(&outcome);
     Ok(outcome_to_js(&outcome))
 }
 
