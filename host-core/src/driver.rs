@@ -270,7 +270,22 @@ impl ConversationDriver {
     /// Loads a stored thread's messages, and its summed usage when it can be read, and
     /// continues that thread (a running turn is cancelled and stops writing).
     pub async fn restore(self: Rc<Self>, conversation_id: String) -> Result<(), RestoreError> {
-        let (messages, usage) = self.options.threads.load(&conversation_id).await;
+        let loaded = self.options.threads.load(&conversation_id).await;
+        self.restored(conversation_id, loaded)
+    }
+
+    /// [`restore`](Self::restore) in two halves, so a binding awaits the load in its own
+    /// future: the thread's load, started.
+    pub fn load(&self, conversation_id: &str) -> LocalBoxFuture<'static, StoredThread> {
+        self.options.threads.load(conversation_id)
+    }
+
+    /// The loaded thread taken in, or why not (the conversation is then left as it was).
+    pub fn restored(
+        &self,
+        conversation_id: String,
+        (messages, usage): StoredThread,
+    ) -> Result<(), RestoreError> {
         let messages = decode_messages(messages.map_err(RestoreError::Unavailable)?)
             .ok_or(RestoreError::Malformed)?;
         // Usage is what the meter shows, not what the conversation needs: a thread whose

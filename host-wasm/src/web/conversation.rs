@@ -134,7 +134,8 @@ async fn restore(
     driver: Rc<ConversationDriver>,
     conversation_id: String,
 ) -> Result<JsValue, JsValue> {
-    match driver.restore(conversation_id).await {
+    let loaded = driver.load(&conversation_id).await;
+    match driver.restored(conversation_id, loaded) {
         Ok(()) => Ok(JsValue::UNDEFINED),
         Err(RestoreError::Unavailable(status)) => Err(js_sys::Error::new(
             &[
