@@ -865,6 +865,67 @@ fn a_malformed_definition_names_its_first_bad_field_and_reads_no_further() {
     );
 }
 
+/// `runTurn`'s options likewise: the promise rejects with the first bad field's `TypeError`,
+/// and nothing after that field is read.
+#[wasm_bindgen_test]
+async fn malformed_run_turn_options_name_their_first_bad_field() {
+    let message = |error: &JsValue| get(error, "message").as_string();
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let log = Array::new();
+    let options = js(
+        "const log = $0; \
+         return new Proxy({ pathname: '/', surface: $1, endpoint: '/e', until: 7, \
+           conversationId: 'cnv_x', messages: [], catalogMode: 'x' }, \
+           { get: (t, k) => { log.push(String(k)); return t[k]; } });",
+        &[log.clone().into(), surface.clone()],
+    );
+    let error = JsFuture::from(run_turn_export(options))
+        .await
+        .expect_err("rejected");
+    assert!(error.is_instance_of::<js_sys::TypeError>());
+    assert_eq!(
+        message(&error).as_deref(),
+        Some("RunTurnOptions.until must be a function")
+    );
+    assert_eq!(
+        json_of(&log.into()),
+        json!(["signal", "pathname", "surface", "endpoint", "until"])
+    );
+    let cases = [
+        (
+            "return { signal: 5 };",
+            "options.signal must be an AbortSignal",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', messages: [] };",
+            "RunTurnOptions.conversationId must be a string",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [{}] };",
+            "messages must be model messages ({role, content})",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [], catalogMode: 'x' };",
+            "catalogMode must be direct or meta",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [], onEvent: 'x' };",
+            "RunTurnOptions.onEvent must be a function",
+        ),
+    ];
+    for (body, expected) in cases {
+        let options = js(body, std::slice::from_ref(&surface));
+        let error = JsFuture::from(run_turn_export(options))
+            .await
+            .expect_err(expected);
+        assert!(error.is_instance_of::<js_sys::TypeError>(), "{expected}");
+        assert_eq!(message(&error).as_deref(), Some(expected));
+    }
+}
+
 /// `Conversation`'s options likewise: the first bad field is named and nothing after it is
 /// read (`surface` included: reaching it would take a handle on the registry).
 #[wasm_bindgen_test]
