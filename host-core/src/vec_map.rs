@@ -62,7 +62,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
-        self.0.retain(|(k, v)| keep(k, v));
+        retain(&mut self.0, |(k, v)| keep(k, v));
     }
 
     pub fn len(&self) -> usize {
@@ -73,6 +73,20 @@ impl<K: PartialEq, V> VecMap<K, V> {
     pub fn remove_first(&mut self, mut pick: impl FnMut(&K, &V) -> bool) -> Option<(K, V)> {
         let index = self.0.iter().position(|(k, v)| pick(k, v))?;
         Some(self.0.remove(index))
+    }
+}
+
+/// `Vec::retain` as a plain loop: what `keep` refuses is removed in place, the rest keeps its
+/// order. `Vec::retain`'s two-phase, panic-safe loop is instantiated per element type and
+/// closure at ~210 B of wasm each; the vectors here are small (#16).
+pub(crate) fn retain<T>(items: &mut Vec<T>, mut keep: impl FnMut(&T) -> bool) {
+    let mut i = 0;
+    while i < items.len() {
+        if keep(&items[i]) {
+            i += 1;
+        } else {
+            items.remove(i);
+        }
     }
 }
 

@@ -285,7 +285,9 @@ impl Surface {
     pub fn snapshot(&self, options: &SnapshotOptions) -> Snapshot {
         let version = self.version();
         let mut registrations = self.registrations();
-        registrations.retain(|r| in_scope(&r.def.component_type, &options.scope));
+        crate::vec_map::retain(&mut registrations, |r| {
+            in_scope(&r.def.component_type, &options.scope)
+        });
         // Snapshot order: priority descending, then type, then instance id.
         crate::canonical::insertion_sort(&mut registrations, |a, b| {
             (
