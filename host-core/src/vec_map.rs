@@ -121,4 +121,18 @@ mod tests {
         let collected: VecMap<&str, i32> = [("x", 1), ("x", 2)].into_iter().collect();
         assert_eq!(collected.len(), 1);
     }
+
+    #[test]
+    fn retain_removes_runs_in_place_and_keeps_the_order_of_the_rest() {
+        let mut items: Vec<u32> = (0..10).collect();
+        let mut seen = Vec::new();
+        retain(&mut items, |n| {
+            seen.push(*n);
+            !(2..5).contains(n) && *n != 7 && *n != 9
+        });
+        assert_eq!(items, [0, 1, 5, 6, 8]);
+        assert_eq!(seen, (0..10).collect::<Vec<_>>(), "each item asked once, in order");
+        retain(&mut items, |_| false);
+        assert!(items.is_empty());
+    }
 }
