@@ -131,7 +131,11 @@ mod tests {
             !(2..5).contains(n) && *n != 7 && *n != 9
         });
         assert_eq!(items, [0, 1, 5, 6, 8]);
-        assert_eq!(seen, (0..10).collect::<Vec<_>>(), "each item asked once, in order");
+        assert_eq!(
+            seen,
+            (0..10).collect::<Vec<_>>(),
+            "each item asked once, in order"
+        );
         retain(&mut items, |_| false);
         assert!(items.is_empty());
     }

@@ -141,7 +141,7 @@ impl TurnUi for JsUi {
                         let _ = signal
                             .add_event_listener_with_callback("abort", on_abort.unchecked_ref());
                     });
-                    js_sys::Promise::race(&[answer, aborted].into_iter().collect::<Array>())
+                    js_sys::Promise::race(&Array::of2(&answer, &aborted))
                 }
                 None => answer,
             };
