@@ -495,6 +495,48 @@ async fn confirmation_asks_the_app_and_a_denial_is_a_typed_result() {
     }
 }
 
+/// Only an answer of `true` confirms: a throw, a rejection or any other answer is a denial,
+/// and an abort while the dialog is pending cancels the turn, the call answered as never run.
+#[wasm_bindgen_test]
+async fn confirm_throws_rejections_other_answers_and_aborts_are_not_approvals() {
+    let denials = [
+        ("throw", "return () => { throw new Error('no dialog'); };"),
+        (
+            "reject",
+            "return () => Promise.reject(new Error('closed'));",
+        ),
+        ("truthy", "return async () => 'yes';"),
+        ("one", "return () => 1;"),
+    ];
+    for (name, confirm) in denials {
+        let log = Array::new();
+        let surface = surface_with_widget(&log, JsValue::NULL);
+        let opts = options(&surface, "confirm", &unique(name), "{}");
+        Reflect::set(&opts, &"confirm".into(), &js(confirm, &[])).unwrap();
+        let result = run(opts).await;
+        assert_eq!(result["status"], "completed", "{name}");
+        let value = &tool_values(&result)[0].1;
+        assert_eq!(value["error"]["code"], "CONFIRMATION_INVALID", "{name}");
+        assert_eq!(json_of(&log.into()), json!([]), "{name}");
+    }
+    let log = Array::new();
+    let surface = surface_with_widget(&log, JsValue::NULL);
+    let controller = web_sys::AbortController::new().unwrap();
+    let opts = options(&surface, "confirm", &unique("abort"), "{}");
+    Reflect::set(&opts, &"signal".into(), &controller.signal()).unwrap();
+    let confirm = js(
+        "const controller = $0; \
+         return () => { queueMicrotask(() => controller.abort()); return new Promise(() => {}); };",
+        &[controller.into()],
+    );
+    Reflect::set(&opts, &"confirm".into(), &confirm).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "cancelled");
+    let value = &tool_values(&result)[0].1;
+    assert_eq!(value["error"]["code"], "TOOL_NOT_EXECUTED");
+    assert_eq!(json_of(&log.into()), json!([]));
+}
+
 /// `options.surface` is reached through the object (no table of live surfaces): anything but
 /// a live `Surface` is a `TypeError`, for `runTurn` and for `Conversation`, and reaching a
 /// surface neither frees nor moves it.

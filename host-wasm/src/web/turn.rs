@@ -18,7 +18,7 @@ use dpas_protocol::wire_name::is_browser_tool;
 use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
-use js_sys::{Array, Function};
+use js_sys::Function;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -71,6 +71,20 @@ pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>,
         .ok_or_else(|| type_error("messages must be model messages ({role, content})"))
 }
 
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// Calls `confirm(request)` (a throw is `Err`) and resolves `true` only for an answer of
+    /// `true`: a rejection, another answer, or the turn's signal aborting while it is pending
+    /// resolve `false`. In JS (the handler snippet) because the race and its listener are
+    /// smaller there than as wasm-bindgen closures (#16).
+    #[wasm_bindgen(js_name = askConfirm, catch)]
+    fn ask_confirm(
+        confirm: &Function,
+        request: &JsValue,
+        turn: Option<web_sys::AbortSignal>,
+    ) -> Result<js_sys::Promise, JsValue>;
+}
+
 /// The app's side of the turn: pathname, `until`, `confirm`.
 pub(crate) struct JsUi {
     pub(crate) pathname: Option<Function>,
@@ -120,34 +134,20 @@ impl TurnUi for JsUi {
 
     /// No callback, a throw, a rejection or an abort while asking all count as denial.
     fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool> {
-        let Some(confirm) = self.confirm.clone() else {
-            return std::future::ready(false).boxed_local();
-        };
-        let asked = confirm.call1(&JsValue::UNDEFINED, &confirm_request_to_js(request));
-        let signal = self.signal.clone();
+        let asked = self.confirm.as_ref().map(|confirm| {
+            ask_confirm(
+                confirm,
+                &confirm_request_to_js(request),
+                self.signal.clone(),
+            )
+        });
         async move {
-            let Ok(answer) = asked else { return false };
-            let answer = js_sys::Promise::resolve(&answer);
-            let answer = match signal {
-                Some(signal) => {
-                    let aborted = js_sys::Promise::new(&mut |resolve, _| {
-                        if signal.aborted() {
-                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
-                            return;
-                        }
-                        let on_abort = Closure::once_into_js(move || {
-                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
-                        });
-                        let _ = signal
-                            .add_event_listener_with_callback("abort", on_abort.unchecked_ref());
-                    });
-                    js_sys::Promise::race(&Array::of2(&answer, &aborted))
-                }
-                None => answer,
-            };
-            JsFuture::from(answer)
-                .await
-                .is_ok_and(|v| v.as_bool() == Some(true))
+            match asked {
+                Some(Ok(asked)) => JsFuture::from(asked)
+                    .await
+                    .is_ok_and(|v| v.as_bool() == Some(true)),
+                Some(Err(_)) | None => false,
+            }
         }
         .boxed_local()
     }
