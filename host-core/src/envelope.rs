@@ -70,12 +70,12 @@ pub(crate) fn char_count(text: &str) -> usize {
     count
 }
 
-fn capped(message: String) -> String {
-    if char_count(&message) <= MAX_MESSAGE_CHARS {
-        message
-    } else {
-        message.chars().take(MAX_MESSAGE_CHARS).collect()
+/// `text`'s first [`MAX_MESSAGE_CHARS`] `char`s (all of it when shorter), cut in place.
+pub(crate) fn capped(mut text: String) -> String {
+    if let Some((end, _)) = text.char_indices().nth(MAX_MESSAGE_CHARS) {
+        text.truncate(end);
     }
+    text
 }
 
 impl SurfaceError {

@@ -94,16 +94,119 @@ mod decode {
         }
     }
 
-    type Fields = Map<String, Value>;
+    const MISSING: Refused = Refused("a required field is missing");
+    const NOT_AN_OBJECT: Refused = Refused("a field is not an object");
+    const UNKNOWN_VARIANT: Refused = Refused("an unknown variant");
 
-    fn take(map: &mut Fields, key: &str) -> Result<Value, Refused> {
-        map.remove(key)
-            .ok_or(Refused("a required field is missing"))
+    /// The values of one object's known keys, taken out of it in one pass over its entries
+    /// (other keys are ignored, as the derives ignore them), and the first refusal met in
+    /// reading them. Every reader returns a value whatever happens (an empty one after a
+    /// refusal) and [`Fields::done`] makes the result: one way out for every refusal, where
+    /// a `?` per field had its own drops of the fields read before it and each field's map
+    /// lookup was inlined.
+    struct Fields {
+        values: Vec<Option<Value>>,
+        refused: Option<Refused>,
     }
 
-    /// Absent and `null` are both `None`.
-    fn take_opt(map: &mut Fields, key: &str) -> Option<Value> {
-        map.remove(key).filter(|v| !v.is_null())
+    impl Fields {
+        /// The values of `keys` in `value`, which must be an object.
+        fn of(value: Value, keys: &[&str]) -> Fields {
+            let mut fields = Fields {
+                values: Vec::with_capacity(keys.len()),
+                refused: None,
+            };
+            fields.values.resize_with(keys.len(), || None);
+            match value {
+                Value::Object(map) => {
+                    for (key, value) in map {
+                        if let Some(slot) = fields.values.get_mut(position(keys, &key)) {
+                            *slot = Some(value);
+                        }
+                    }
+                }
+                _ => fields.refuse(NOT_AN_OBJECT),
+            }
+            fields
+        }
+
+        fn refuse(&mut self, why: Refused) {
+            if self.refused.is_none() {
+                self.refused = Some(why);
+            }
+        }
+
+        /// `value`, or the first refusal.
+        fn done<T>(self, value: T) -> Result<T, Refused> {
+            match self.refused {
+                None => Ok(value),
+                Some(why) => Err(why),
+            }
+        }
+
+        /// A required field (`null` is a value).
+        fn any(&mut self, slot: usize) -> Value {
+            self.opt_any(slot).unwrap_or_else(|| {
+                self.refuse(MISSING);
+                Value::Null
+            })
+        }
+
+        fn opt_any(&mut self, slot: usize) -> Option<Value> {
+            self.values.get_mut(slot).and_then(Option::take)
+        }
+
+        /// An optional field: absent and `null` are both `None`.
+        fn opt(&mut self, slot: usize) -> Option<Value> {
+            self.opt_any(slot).filter(|v| !v.is_null())
+        }
+
+        /// `read`'s value, or `None` with its refusal kept.
+        fn check<T>(&mut self, read: Result<T, Refused>) -> Option<T> {
+            match read {
+                Ok(value) => Some(value),
+                Err(why) => {
+                    self.refuse(why);
+                    None
+                }
+            }
+        }
+
+        fn text(&mut self, slot: usize) -> String {
+            let value = self.any(slot);
+            self.check(string(value)).unwrap_or_default()
+        }
+
+        fn boolean(&mut self, slot: usize) -> bool {
+            let value = self.any(slot);
+            self.check(boolean(value)).unwrap_or_default()
+        }
+
+        fn count(&mut self, slot: usize) -> u64 {
+            let value = self.any(slot);
+            self.check(count(value)).unwrap_or_default()
+        }
+
+        fn opt_count(&mut self, slot: usize) -> Option<u64> {
+            let value = self.opt(slot)?;
+            self.check(count(value))
+        }
+
+        fn list<T>(&mut self, slot: usize, item: fn(Value) -> Result<T, Refused>) -> Vec<T> {
+            let value = self.any(slot);
+            self.check(list(value, item)).unwrap_or_default()
+        }
+
+        /// A unit variant (`None` once refused).
+        fn variant<T>(&mut self, slot: usize, parse: fn(&str) -> Option<T>) -> Option<T> {
+            let value = self.any(slot);
+            self.check(variant(value, parse))
+        }
+    }
+
+    /// Where `key` is in `keys` (`keys.len()` when it is not).
+    fn position(keys: &[&str], key: &str) -> usize {
+        crate::vocab::position(keys, key)
     }
 
     fn string(value: Value) -> Result<String, Refused> {
@@ -117,31 +220,38 @@ mod decode {
         value.as_bool().ok_or(Refused("a field is not a boolean"))
     }
 
-    fn object(value: Value) -> Result<Fields, Refused> {
+    fn object(value: Value) -> Result<Map<String, Value>, Refused> {
         match value {
             Value::Object(map) => Ok(map),
-            _ => Err(Refused("a field is not an object")),
+            _ => Err(NOT_AN_OBJECT),
         }
     }
 
+    /// Each item read, or the first refusal. The loop over the array is [`each`], one
+    /// function for every item type; a loop here (or `collect::<Result<…>>()`, which
+    /// instantiated core's `GenericShunt` and its `try_fold`) was one copy per type.
     fn list<T>(value: Value, item: fn(Value) -> Result<T, Refused>) -> Result<Vec<T>, Refused> {
+        let mut out = Vec::new();
+        each(value, &mut |value| {
+            out.push(item(value)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn each(
+        value: Value,
+        item: &mut dyn FnMut(Value) -> Result<(), Refused>,
+    ) -> Result<(), Refused> {
         match value {
-            Value::Array(items) => items_of(items, item),
+            Value::Array(items) => {
+                for value in items {
+                    item(value)?;
+                }
+                Ok(())
+            }
             _ => Err(Refused("a field is not an array")),
         }
-    }
-
-    /// Each item read, or the first refusal. A loop, not `collect::<Result<…>>()`: that
-    /// instantiated core's `GenericShunt` and its `try_fold` for every item type.
-    fn items_of<T>(
-        items: Vec<Value>,
-        item: fn(Value) -> Result<T, Refused>,
-    ) -> Result<Vec<T>, Refused> {
-        let mut out = Vec::with_capacity(items.len());
-        for value in items {
-            out.push(item(value)?);
-        }
-        Ok(out)
     }
 
     fn count(value: Value) -> Result<u64, Refused> {
@@ -153,57 +263,75 @@ mod decode {
     /// A unit variant: its name, or the `{"name": null}` form serde also accepts; `parse` is
     /// the vocabulary's table.
     fn variant<T>(value: Value, parse: fn(&str) -> Option<T>) -> Result<T, Refused> {
-        let name = match value {
-            Value::String(name) => name,
-            Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
-                Some((name, Value::Null)) => name,
-                _ => return Err(Refused("an unknown variant")),
-            },
-            _ => return Err(Refused("an unknown variant")),
-        };
-        parse(&name).ok_or(Refused("an unknown variant"))
+        parse(&variant_name(value)?).ok_or(UNKNOWN_VARIANT)
     }
 
-    fn text(map: &mut Fields, key: &str) -> Result<String, Refused> {
-        string(take(map, key)?)
+    fn variant_name(value: Value) -> Result<String, Refused> {
+        match value {
+            Value::String(name) => Ok(name),
+            Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
+                Some((name, Value::Null)) => Ok(name),
+                _ => Err(UNKNOWN_VARIANT),
+            },
+            _ => Err(UNKNOWN_VARIANT),
+        }
     }
 
     fn domain_tool(value: Value) -> Result<DomainToolInfo, Refused> {
-        let mut m = object(value)?;
-        Ok(DomainToolInfo {
-            wire_name: text(&mut m, "wireName")?,
-            canonical_id: text(&mut m, "canonicalId")?,
-            description: text(&mut m, "description")?,
-            requires_approval: boolean(take(&mut m, "requiresApproval")?)?,
-            side_effect: text(&mut m, "sideEffect")?,
-        })
+        let mut f = Fields::of(
+            value,
+            &[
+                "wireName",
+                "canonicalId",
+                "description",
+                "requiresApproval",
+                "sideEffect",
+            ],
+        );
+        let tool = DomainToolInfo {
+            wire_name: f.text(0),
+            canonical_id: f.text(1),
+            description: f.text(2),
+            requires_approval: f.boolean(3),
+            side_effect: f.text(4),
+        };
+        f.done(tool)
     }
 
     fn pending_call(value: Value) -> Result<PendingToolCall, Refused> {
-        let mut m = object(value)?;
-        Ok(PendingToolCall {
-            tool_call_id: text(&mut m, "toolCallId")?,
-            wire_name: text(&mut m, "wireName")?,
-            canonical_id: text(&mut m, "canonicalId")?,
-            input: take(&mut m, "input")?,
-        })
+        let mut f = Fields::of(value, &["toolCallId", "wireName", "canonicalId", "input"]);
+        let call = PendingToolCall {
+            tool_call_id: f.text(0),
+            wire_name: f.text(1),
+            canonical_id: f.text(2),
+            input: f.any(3),
+        };
+        f.done(call)
     }
 
     pub(super) fn usage(value: Value) -> Result<Usage, Refused> {
-        let mut m = object(value)?;
-        let mut opt = |key| take_opt(&mut m, key).map(count).transpose();
-        let cached_input_tokens = opt("cachedInputTokens")?;
-        let reasoning_tokens = opt("reasoningTokens")?;
-        let cache_write_input_tokens = opt("cacheWriteInputTokens")?;
-        Ok(Usage {
-            input_tokens: count(take(&mut m, "inputTokens")?)?,
-            output_tokens: count(take(&mut m, "outputTokens")?)?,
-            total_tokens: count(take(&mut m, "totalTokens")?)?,
-            cached_input_tokens,
-            reasoning_tokens,
-            cache_write_input_tokens,
-            reported_steps: count(take(&mut m, "reportedSteps")?)?,
-        })
+        let mut f = Fields::of(
+            value,
+            &[
+                "inputTokens",
+                "outputTokens",
+                "totalTokens",
+                "cachedInputTokens",
+                "reasoningTokens",
+                "cacheWriteInputTokens",
+                "reportedSteps",
+            ],
+        );
+        let usage = Usage {
+            input_tokens: f.count(0),
+            output_tokens: f.count(1),
+            total_tokens: f.count(2),
+            cached_input_tokens: f.opt_count(3),
+            reasoning_tokens: f.opt_count(4),
+            cache_write_input_tokens: f.opt_count(5),
+            reported_steps: f.count(6),
+        };
+        f.done(usage)
     }
 
     fn part(value: Value) -> Result<ContentPart, Refused> {
@@ -218,81 +346,128 @@ mod decode {
 
     /// A model message, as its derive (with the untagged `content`) decodes it.
     pub(super) fn message(value: Value) -> Result<WireModelMessage, Refused> {
-        let mut m = object(value)?;
-        let role = variant(take(&mut m, "role")?, Role::parse)?;
-        let content = match take(&mut m, "content")? {
+        let mut f = Fields::of(value, &["role", "content"]);
+        let role = f.variant(0, Role::parse).unwrap_or(Role::User);
+        let content = match f.any(1) {
             Value::String(text) => MessageContent::Text(text),
-            Value::Array(parts) => MessageContent::Parts(items_of(parts, part)?),
-            _ => return Err(Refused("a message's content is neither text nor parts")),
+            Value::Array(parts) => {
+                MessageContent::Parts(f.check(list(Value::Array(parts), part)).unwrap_or_default())
+            }
+            _ => {
+                f.refuse(Refused("a message's content is neither text nor parts"));
+                MessageContent::Text(String::new())
+            }
         };
-        Ok(WireModelMessage { role, content })
+        f.done(WireModelMessage { role, content })
     }
 
     pub(super) fn messages(value: Value) -> Result<Vec<WireModelMessage>, Refused> {
         list(value, message)
     }
 
-    pub(super) fn frame(mut m: Fields) -> Result<Frame, Refused> {
+    /// Each known frame type's keys (by its row in [`FRAME_TYPES`]), in the order its
+    /// reader in [`frame`] takes them.
+    const KEYS: [&[&str]; FRAME_TYPES.len()] = [
+        &[
+            "stepId",
+            "turnId",
+            "conversationId",
+            "domainTools",
+            "scope",
+            "catalogMode",
+        ],
+        &["text"],
+        &["text"],
+        &["toolCallId", "wireName", "canonicalId", "executor", "input"],
+        &["toolCallId", "wireName", "canonicalId", "ok", "result"],
+        &["lane", "eventType", "summary", "correlation", "data"],
+        &[
+            "stepId",
+            "finishReason",
+            "responseMessages",
+            "pendingToolCalls",
+            "usage",
+        ],
+        &["error"],
+    ];
+
+    pub(super) fn frame(m: Map<String, Value>) -> Result<Frame, Refused> {
         let frame_type = match m.get("type") {
-            Some(Value::String(t)) => t.clone(),
+            Some(Value::String(t)) => t.as_str(),
             _ => return Err(Refused("a frame needs a string `type`")),
         };
-        Ok(match frame_type.as_str() {
-            "step-start" => Frame::StepStart(StepStart {
-                step_id: text(&mut m, "stepId")?,
-                turn_id: text(&mut m, "turnId")?,
-                conversation_id: text(&mut m, "conversationId")?,
-                domain_tools: list(take(&mut m, "domainTools")?, domain_tool)?,
-                scope: list(take(&mut m, "scope")?, string)?,
-                catalog_mode: take_opt(&mut m, "catalogMode")
-                    .map(|v| variant(v, CatalogMode::parse))
-                    .transpose()?,
+        let kind = position(&FRAME_TYPES, frame_type);
+        let Some(keys) = KEYS.get(kind) else {
+            return Ok(Frame::Unknown(m));
+        };
+        let mut f = Fields::of(Value::Object(m), keys);
+        let frame = match kind {
+            // step-start
+            0 => Frame::StepStart(StepStart {
+                step_id: f.text(0),
+                turn_id: f.text(1),
+                conversation_id: f.text(2),
+                domain_tools: f.list(3, domain_tool),
+                scope: f.list(4, string),
+                catalog_mode: match f.opt(5) {
+                    Some(mode) => f.check(variant(mode, CatalogMode::parse)),
+                    None => None,
+                },
             }),
-            "text-delta" => Frame::TextDelta {
-                text: text(&mut m, "text")?,
-            },
-            "reasoning-delta" => Frame::ReasoningDelta {
-                text: text(&mut m, "text")?,
-            },
-            "tool-call" => Frame::ToolCall(ToolCallFrame {
-                tool_call_id: text(&mut m, "toolCallId")?,
-                wire_name: text(&mut m, "wireName")?,
-                canonical_id: text(&mut m, "canonicalId")?,
-                executor: variant(take(&mut m, "executor")?, Executor::parse)?,
-                input: take(&mut m, "input")?,
+            // text-delta
+            1 => Frame::TextDelta { text: f.text(0) },
+            // reasoning-delta
+            2 => Frame::ReasoningDelta { text: f.text(0) },
+            // tool-call
+            3 => Frame::ToolCall(ToolCallFrame {
+                tool_call_id: f.text(0),
+                wire_name: f.text(1),
+                canonical_id: f.text(2),
+                executor: f.variant(3, Executor::parse).unwrap_or(Executor::Server),
+                input: f.any(4),
             }),
-            "tool-result" => Frame::ToolResult(ToolResultFrame {
-                tool_call_id: text(&mut m, "toolCallId")?,
-                wire_name: text(&mut m, "wireName")?,
-                canonical_id: text(&mut m, "canonicalId")?,
-                ok: boolean(take(&mut m, "ok")?)?,
-                result: take(&mut m, "result")?,
+            // tool-result
+            4 => Frame::ToolResult(ToolResultFrame {
+                tool_call_id: f.text(0),
+                wire_name: f.text(1),
+                canonical_id: f.text(2),
+                ok: f.boolean(3),
+                result: f.any(4),
             }),
-            "inspector" => Frame::Inspector(InspectorFrame {
-                lane: variant(take(&mut m, "lane")?, Lane::parse)?,
-                event_type: text(&mut m, "eventType")?,
-                summary: text(&mut m, "summary")?,
-                correlation: take_opt(&mut m, "correlation").map(object).transpose()?,
-                data: take_opt(&mut m, "data"),
+            // inspector
+            5 => Frame::Inspector(InspectorFrame {
+                lane: f.variant(0, Lane::parse).unwrap_or(Lane::Host),
+                event_type: f.text(1),
+                summary: f.text(2),
+                correlation: match f.opt(3) {
+                    Some(correlation) => f.check(object(correlation)),
+                    None => None,
+                },
+                data: f.opt(4),
             }),
-            "step-finish" => Frame::StepFinish(StepFinish {
-                step_id: text(&mut m, "stepId")?,
-                finish_reason: text(&mut m, "finishReason")?,
-                response_messages: messages(take(&mut m, "responseMessages")?)?,
-                pending_tool_calls: list(take(&mut m, "pendingToolCalls")?, pending_call)?,
-                usage: take_opt(&mut m, "usage").map(usage).transpose()?,
+            // step-finish
+            6 => Frame::StepFinish(StepFinish {
+                step_id: f.text(0),
+                finish_reason: f.text(1),
+                response_messages: f.list(2, message),
+                pending_tool_calls: f.list(3, pending_call),
+                usage: match f.opt(4) {
+                    Some(value) => f.check(usage(value)),
+                    None => None,
+                },
             }),
-            "error" => {
-                let mut e = object(take(&mut m, "error")?)?;
-                Frame::Error {
-                    error: ErrorBody {
-                        code: text(&mut e, "code")?,
-                        message: text(&mut e, "message")?,
-                    },
-                }
+            // error
+            _ => {
+                let mut e = Fields::of(f.any(0), &["code", "message"]);
+                let error = ErrorBody {
+                    code: e.text(0),
+                    message: e.text(1),
+                };
+                f.check(e.done(()));
+                Frame::Error { error }
             }
-            _ => Frame::Unknown(m),
-        })
+        };
+        f.done(frame)
     }
 }
 
@@ -768,6 +943,82 @@ mod tests {
             }
         }
         assert!(checked > 800, "{checked}");
+    }
+
+    /// A refusal names the first field, in each type's reading order, that is wrong, as the
+    /// reader that stopped at the first `?` did; nothing after it changes that.
+    #[test]
+    fn a_refused_frame_names_its_first_wrong_field() {
+        let refusal = |frame: Value| {
+            crate::test_support::from_value::<Frame>(frame)
+                .unwrap_err()
+                .to_string()
+        };
+        let cases = [
+            (json!({"type": 3}), "a frame needs a string `type`"),
+            (
+                json!({"type": "tool-call", "toolCallId": 1}),
+                "a field is not a string",
+            ),
+            (
+                json!({"type": "tool-call", "toolCallId": "c", "wireName": "w",
+                    "canonicalId": "k", "executor": "nobody"}),
+                "an unknown variant",
+            ),
+            (
+                json!({"type": "tool-call", "toolCallId": "c", "wireName": "w",
+                    "canonicalId": "k", "executor": "browser"}),
+                "a required field is missing",
+            ),
+            (
+                json!({"type": "tool-result", "toolCallId": "c", "wireName": "w",
+                    "canonicalId": "k", "ok": "yes"}),
+                "a field is not a boolean",
+            ),
+            (
+                json!({"type": "step-start", "stepId": "s", "turnId": "t", "conversationId": "c",
+                    "domainTools": {}, "scope": 1}),
+                "a field is not an array",
+            ),
+            (
+                json!({"type": "step-start", "stepId": "s", "turnId": "t", "conversationId": "c",
+                    "domainTools": [{"wireName": 1}], "scope": 1}),
+                "a field is not a string",
+            ),
+            (
+                json!({"type": "step-finish", "stepId": "s", "finishReason": "f",
+                    "responseMessages": [{"role": "user", "content": 1}], "pendingToolCalls": 1}),
+                "a message's content is neither text nor parts",
+            ),
+            (
+                json!({"type": "step-finish", "stepId": "s", "finishReason": "f",
+                    "responseMessages": [{"role": "user", "content": [1]}]}),
+                "a content part is not an object",
+            ),
+            (
+                json!({"type": "step-finish", "stepId": "s", "finishReason": "f",
+                    "responseMessages": [], "pendingToolCalls": [],
+                    "usage": {"inputTokens": -1}}),
+                "a count is not a non-negative integer",
+            ),
+            (
+                json!({"type": "inspector", "lane": "host", "eventType": "e", "summary": "s",
+                    "correlation": []}),
+                "a field is not an object",
+            ),
+            (
+                json!({"type": "error", "error": 1}),
+                "a field is not an object",
+            ),
+            (json!({"type": "error"}), "a required field is missing"),
+            (
+                json!({"type": "error", "error": {"code": "C", "message": false}}),
+                "a field is not a string",
+            ),
+        ];
+        for (frame, why) in cases {
+            assert_eq!(refusal(frame.clone()), why, "{frame}");
+        }
     }
 
     #[test]

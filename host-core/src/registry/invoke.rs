@@ -9,7 +9,7 @@ use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
     CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
 };
-use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
+use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
@@ -299,14 +299,15 @@ impl Surface {
         };
         if confirmation == Confirmation::Required && !request.confirmed {
             let input = json_text(&input);
-            let summary: String = format!("{} — input: {input}", resolved.description)
-                .chars()
-                .take(300)
-                .collect();
+            let summary = capped([&resolved.description, " — input: ", &input].concat());
             return Err(SurfaceError::new(
                 ErrorCode::ConfirmationRequired,
                 Retry::WithConfirmation,
-                format!("{capability_id} needs the user's confirmation before it runs."),
+                [
+                    capability_id,
+                    " needs the user's confirmation before it runs.",
+                ]
+                .concat(),
             )
             .with_details(object([
                 ("summary", summary.into()),
@@ -606,7 +607,9 @@ fn effective_procedure_input(
         return Err(SurfaceError::locked_fields(capability_id, locked));
     }
     let (reduced, _) = super::snapshot::bound_view(&procedure.input_schema, bound);
-    let issues = validate(&reduced, &Value::Object(agent.clone()), patterns);
+    // Validated in place: the agent's input becomes the merge, so it is not copied.
+    let mut merged = Value::Object(agent);
+    let issues = validate(&reduced, &merged, patterns);
     if !issues.is_empty() {
         return Err(SurfaceError::invalid_input(
             capability_id,
@@ -624,16 +627,16 @@ fn effective_procedure_input(
         Some(bind) => bind().map_err(|_| binding_failed())?,
         None => Map::new(),
     };
-    let mut merged = agent;
-    for field in bound {
-        if merged.contains_key(&field.path) {
-            continue;
-        }
-        if let Some(value) = values.get(&field.path) {
-            merged.insert(field.path.clone(), value.clone());
+    if let Value::Object(map) = &mut merged {
+        for field in bound {
+            if map.contains_key(&field.path) {
+                continue;
+            }
+            if let Some(value) = values.get(&field.path) {
+                map.insert(field.path.clone(), value.clone());
+            }
         }
     }
-    let merged = Value::Object(merged);
     if !validate(&procedure.input_schema, &merged, patterns).is_empty() {
         return Err(binding_failed());
     }

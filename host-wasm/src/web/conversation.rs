@@ -2,7 +2,7 @@
 //! behind `getState`/`subscribe`, turns run with `fetch`, cancelled through an
 //! `AbortController`, and threads restored from the server.
 
-use super::convert::{from_js, get, opt_function, opt_string, string, type_error, typed_to_js};
+use super::convert::{from_js, get, type_error, typed_to_js, Fields};
 use super::platform::{get_json, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
 use super::turn::{catalog_mode, mint_id, outcome_to_js, route_floors, JsObserver, JsUi};
@@ -150,19 +150,28 @@ impl Conversation {
         if !options.is_object() {
             return Err(type_error("Conversation needs an options object"));
         }
-        let get_pathname = opt_function(&options, "getPathname", what)?
-            .ok_or_else(|| type_error("ConversationOptions.getPathname must be a function"))?;
         // Read in this order: the first bad field is the one a TypeError names.
-        let endpoint = string(&options, "endpoint", what)?;
-        let threads_endpoint =
-            opt_string(&options, "threadsEndpoint", what)?.unwrap_or_else(|| "/api/threads".into());
-        let surface = core_surface(&get(&options, "surface"))?;
-        let route_floors = route_floors(&get(&options, "routeScopes"))?;
-        let until = opt_function(&options, "until", what)?;
-        let confirm = opt_function(&options, "confirm", what)?;
-        let on_event = opt_function(&options, "onEvent", what)?;
-        let mode = catalog_mode(opt_string(&options, "catalogMode", what)?.as_deref())?;
-        let model_id = opt_string(&options, "modelId", what)?;
+        let mut f = Fields::new(&options, what);
+        let get_pathname = f.function("getPathname");
+        let endpoint = f.string("endpoint");
+        let threads_endpoint = f
+            .opt_string("threadsEndpoint")
+            .unwrap_or_else(|| "/api/threads".into());
+        let surface = f.get("surface");
+        let surface = f.check(core_surface(&surface));
+        let routes = f.get("routeScopes");
+        let route_floors = f.check(route_floors(&routes)).flatten();
+        let until = f.opt_function("until");
+        let confirm = f.opt_function("confirm");
+        let on_event = f.opt_function("onEvent");
+        let mode = f.opt_string("catalogMode");
+        let mode = f.check(catalog_mode(mode.as_deref())).unwrap_or_default();
+        let model_id = f.opt_string("modelId");
+        f.done(())?;
+        // `None` only when a field was refused, which `done` has returned.
+        let Some(surface) = surface else {
+            return Err(JsValue::UNDEFINED);
+        };
         let listeners = Rc::new(Listeners::default());
         let told = listeners.clone();
         let driver = ConversationDriver::new(

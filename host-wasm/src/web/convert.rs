@@ -52,11 +52,142 @@ pub(crate) fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
 }
 
+/// The fields of one options or definition object (`what` names it in errors), read in the
+/// caller's order. The first malformed field's `TypeError` is kept and nothing is read after
+/// it (a getter is not called), as a `?` after each field did; every reader returns a value
+/// whatever happens (an empty one after a refusal), so a caller builds its whole result and
+/// [`Fields::done`] returns it or that error: one way out, where a `?` per field had its own
+/// drops of everything read before it.
+pub(crate) struct Fields<'a> {
+    object: &'a JsValue,
+    what: &'a str,
+    error: Option<JsValue>,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(object: &'a JsValue, what: &'a str) -> Self {
+        Fields {
+            object,
+            what,
+            error: None,
+        }
+    }
+
+    /// `what`, for a nested object's own `Fields`.
+    pub(crate) fn what(&self) -> &'a str {
+        self.what
+    }
+
+    /// `object[key]`; `undefined` once a field was refused.
+    pub(crate) fn get(&self, key: &str) -> JsValue {
+        match self.error {
+            None => get(self.object, key),
+            Some(_) => JsValue::UNDEFINED,
+        }
+    }
+
+    /// `object[key]`, `undefined` and `null` as `None`.
+    fn present(&self, key: &str) -> Option<JsValue> {
+        let value = self.get(key);
+        (!value.is_undefined() && !value.is_null()).then_some(value)
+    }
+
+    /// Keeps `error` unless one was kept before.
+    pub(crate) fn refuse(&mut self, error: JsValue) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
+    }
+
+    /// Refuses with `<what>.<key><why>`.
+    pub(crate) fn refuse_field(&mut self, key: &str, why: &str) {
+        if self.error.is_none() {
+            self.error = Some(type_error(&[self.what, ".", key, why].concat()));
+        }
+    }
+
+    /// `read`'s value, or `None` with its error kept.
+    pub(crate) fn check<T>(&mut self, read: Result<T, JsValue>) -> Option<T> {
+        match read {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.refuse(error);
+                None
+            }
+        }
+    }
+
+    /// `value`, or the first refusal.
+    pub(crate) fn done<T>(self, value: T) -> Result<T, JsValue> {
+        match self.error {
+            None => Ok(value),
+            Some(error) => Err(error),
+        }
+    }
+
+    /// A required string.
+    pub(crate) fn string(&mut self, key: &str) -> String {
+        let value = self.get(key).as_string();
+        if value.is_none() {
+            self.refuse_field(key, " must be a string");
+        }
+        value.unwrap_or_default()
+    }
+
+    /// An optional string.
+    pub(crate) fn opt_string(&mut self, key: &str) -> Option<String> {
+        let text = self.present(key)?.as_string();
+        if text.is_none() {
+            self.refuse_field(key, " must be a string");
+        }
+        text
+    }
+
+    /// An optional function.
+    pub(crate) fn opt_function(&mut self, key: &str) -> Option<Function> {
+        match self.present(key)?.dyn_into::<Function>() {
+            Ok(f) => Some(f),
+            Err(_) => {
+                self.refuse_field(key, " must be a function");
+                None
+            }
+        }
+    }
+
+    /// A required function (`undefined` in its place after a refusal: never called, since
+    /// [`Fields::done`] then returns the error).
+    pub(crate) fn function(&mut self, key: &str) -> Function {
+        self.opt_function(key).unwrap_or_else(|| {
+            self.refuse_field(key, " must be a function");
+            JsValue::UNDEFINED.unchecked_into()
+        })
+    }
+
+    /// An optional boolean (any other value is absent).
+    pub(crate) fn opt_bool(&self, key: &str) -> Option<bool> {
+        self.get(key).as_bool()
+    }
+
+    /// An optional JSON value.
+    pub(crate) fn opt_json(&mut self, key: &str) -> Option<Value> {
+        let value = self.present(key)?;
+        self.check(from_js(value))
+    }
+
+    /// A required JSON value.
+    pub(crate) fn json(&mut self, key: &str) -> Value {
+        self.opt_json(key).unwrap_or_else(|| {
+            self.refuse_field(key, " is required");
+            Value::Null
+        })
+    }
+}
+
 /// A required string field.
 pub(crate) fn string(object: &JsValue, key: &str, what: &str) -> Result<String, JsValue> {
-    get(object, key)
-        .as_string()
-        .ok_or_else(|| type_error(&[what, ".", key, " must be a string"].concat()))
+    let mut fields = Fields::new(object, what);
+    let value = fields.string(key);
+    fields.done(value)
 }
 
 /// An optional string field (`undefined`/`null` are absent).
@@ -65,14 +196,9 @@ pub(crate) fn opt_string(
     key: &str,
     what: &str,
 ) -> Result<Option<String>, JsValue> {
-    let value = get(object, key);
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    value
-        .as_string()
-        .map(Some)
-        .ok_or_else(|| type_error(&[what, ".", key, " must be a string"].concat()))
+    let mut fields = Fields::new(object, what);
+    let value = fields.opt_string(key);
+    fields.done(value)
 }
 
 /// An optional function field.
@@ -81,28 +207,17 @@ pub(crate) fn opt_function(
     key: &str,
     what: &str,
 ) -> Result<Option<Function>, JsValue> {
-    let value = get(object, key);
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    value
-        .dyn_into::<Function>()
-        .map(Some)
-        .map_err(|_| type_error(&[what, ".", key, " must be a function"].concat()))
-}
-
-/// An optional boolean field.
-pub(crate) fn opt_bool(object: &JsValue, key: &str) -> Option<bool> {
-    get(object, key).as_bool()
+    let mut fields = Fields::new(object, what);
+    let value = fields.opt_function(key);
+    fields.done(value)
 }
 
 /// An optional JSON field.
 pub(crate) fn opt_json(object: &JsValue, key: &str) -> Result<Option<Value>, JsValue> {
-    let value = get(object, key);
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    from_js(value).map(Some)
+    // `what` names only a refused type, and a JSON value is refused by `from_js`'s own error.
+    let mut fields = Fields::new(object, "");
+    let value = fields.opt_json(key);
+    fields.done(value)
 }
 
 /// The message of a thrown value: `error.message`, a thrown string, or a fixed text.

@@ -2,8 +2,7 @@
 //! functions wrapped into the core's handlers, predicates and bindings.
 
 use super::convert::{
-    from_js, get, object, opt_bool, opt_function, opt_json, opt_string, string, thrown_message,
-    to_js, type_error,
+    from_js, get, object, opt_function, opt_json, thrown_message, to_js, type_error, Fields,
 };
 use super::pattern::BrowserPatterns;
 use super::platform::{random_seed, PerformanceClock};
@@ -78,21 +77,21 @@ async fn call(
 }
 
 /// `timeoutMs`: a positive whole number of milliseconds, or the default.
-fn timeout(def: &JsValue, what: &str, default: u32) -> Result<u32, JsValue> {
-    let value = get(def, "timeoutMs");
+fn timeout(def: &mut Fields<'_>, default: u32) -> u32 {
+    let value = def.get("timeoutMs");
     if value.is_undefined() {
-        return Ok(default);
+        return default;
     }
     match value.as_f64() {
         // setTimeout's own ceiling (2^31 - 1 ms); above it a timer fires at once.
-        Some(ms) if (1.0..=2_147_483_647.0).contains(&ms) && ms.fract() == 0.0 => Ok(ms as u32),
-        _ => Err(type_error(
-            &[
-                what,
-                ".timeoutMs must be a positive whole number of milliseconds",
-            ]
-            .concat(),
-        )),
+        Some(ms) if (1.0..=2_147_483_647.0).contains(&ms) && ms.fract() == 0.0 => ms as u32,
+        _ => {
+            def.refuse_field(
+                "timeoutMs",
+                " must be a positive whole number of milliseconds",
+            );
+            default
+        }
     }
 }
 
@@ -163,26 +162,32 @@ fn executor_handler(f: Function) -> Handler {
     })
 }
 
-fn confirmation(def: &JsValue, what: &str) -> Result<Confirmation, JsValue> {
-    match opt_string(def, "confirmation", what)?.as_deref() {
-        None | Some("never") => Ok(Confirmation::Never),
-        Some("optional") => Ok(Confirmation::Optional),
-        Some("required") => Ok(Confirmation::Required),
-        Some(_) => Err(type_error(
-            &[what, ".confirmation must be never, optional or required"].concat(),
-        )),
+fn confirmation(def: &mut Fields<'_>) -> Confirmation {
+    match def.opt_string("confirmation").as_deref() {
+        None | Some("never") => Confirmation::Never,
+        Some("optional") => Confirmation::Optional,
+        Some("required") => Confirmation::Required,
+        Some(_) => {
+            def.refuse_field("confirmation", " must be never, optional or required");
+            Confirmation::Never
+        }
     }
 }
 
 /// `{enabled?, when?, unavailableReason?}`; `enabled: false` is a `when` that is always false.
-fn availability(def: &JsValue, what: &str) -> Result<Availability, JsValue> {
-    let gates = get(def, "availability");
+fn availability(def: &mut Fields<'_>) -> Availability {
+    let gates = def.get("availability");
     if gates.is_undefined() || gates.is_null() {
-        return Ok(Availability::default());
+        return Availability::default();
     }
-    let what = [what, ".availability"].concat();
-    let enabled = opt_bool(&gates, "enabled").unwrap_or(true);
-    let when = opt_function(&gates, "when", &what)?;
+    let what = [def.what(), ".availability"].concat();
+    let mut fields = Fields::new(&gates, &what);
+    let enabled = fields.opt_bool("enabled").unwrap_or(true);
+    let when = fields.opt_function("when");
+    if let Err(error) = fields.done(()) {
+        def.refuse(error);
+        return Availability::default();
+    }
     let mut out = Availability::default();
     if !enabled || when.is_some() {
         out.when = Some(Rc::new(move || match (&when, enabled) {
@@ -205,53 +210,51 @@ fn availability(def: &JsValue, what: &str) -> Result<Availability, JsValue> {
                 .unwrap_or_default()
         }));
     }
-    Ok(out)
-}
-
-fn required_json(def: &JsValue, key: &str, what: &str) -> Result<Value, JsValue> {
-    opt_json(def, key)?.ok_or_else(|| type_error(&[what, ".", key, " is required"].concat()))
-}
-
-fn required_function(def: &JsValue, key: &str, what: &str) -> Result<Function, JsValue> {
-    opt_function(def, key, what)?
-        .ok_or_else(|| type_error(&[what, ".", key, " must be a function"].concat()))
+    out
 }
 
 fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
-    let what = "ObservationDef";
-    Ok(ObservationDef {
-        name: string(def, "name", what)?,
-        description: string(def, "description", what)?,
-        output_schema: required_json(def, "outputSchema", what)?,
+    let mut f = Fields::new(def, "ObservationDef");
+    let out = ObservationDef {
+        name: f.string("name"),
+        description: f.string("description"),
+        output_schema: f.json("outputSchema"),
         read: capability_handler(
-            required_function(def, "read", what)?,
+            f.function("read"),
             false,
-            timeout(def, what, OBSERVATION_TIMEOUT_MS)?,
+            timeout(&mut f, OBSERVATION_TIMEOUT_MS),
         ),
-        availability: availability(def, what)?,
-    })
+        availability: availability(&mut f),
+    };
+    f.done(out)
 }
 
 fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
-    let what = "ActionDef";
-    let effect = Effect::parse(&string(def, "effect", what)?)
+    let mut f = Fields::new(def, "ActionDef");
+    let effect = Effect::parse(&f.string("effect"))
         .filter(|effect| effect.is_view_action_effect())
-        .ok_or_else(|| type_error("ActionDef.effect must be local-state or navigation"))?;
-    Ok(ActionDef {
-        name: string(def, "name", what)?,
-        description: string(def, "description", what)?,
-        input_schema: required_json(def, "inputSchema", what)?,
-        output_schema: opt_json(def, "outputSchema")?,
+        .unwrap_or_else(|| {
+            f.refuse(type_error(
+                "ActionDef.effect must be local-state or navigation",
+            ));
+            Effect::LocalState
+        });
+    let out = ActionDef {
+        name: f.string("name"),
+        description: f.string("description"),
+        input_schema: f.json("inputSchema"),
+        output_schema: f.opt_json("outputSchema"),
         effect,
-        confirmation: confirmation(def, what)?,
-        idempotent: opt_bool(def, "idempotent").unwrap_or(false),
+        confirmation: confirmation(&mut f),
+        idempotent: f.opt_bool("idempotent").unwrap_or(false),
         execute: capability_handler(
-            required_function(def, "execute", what)?,
+            f.function("execute"),
             true,
-            timeout(def, what, ACTION_TIMEOUT_MS)?,
+            timeout(&mut f, ACTION_TIMEOUT_MS),
         ),
-        availability: availability(def, what)?,
-    })
+        availability: availability(&mut f),
+    };
+    f.done(out)
 }
 
 /// Domain effects: API.md's short names (`read`, `external`) and agent-surface's names both
@@ -266,23 +269,26 @@ fn domain_effect(name: &str) -> Option<Effect> {
 }
 
 fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
-    let what = "ProcedureDef";
-    let effect = domain_effect(&string(def, "effect", what)?).ok_or_else(|| {
-        type_error("ProcedureDef.effect must be read, server-mutation, destructive or external")
-    })?;
+    let mut f = Fields::new(def, "ProcedureDef");
+    let effect = domain_effect(&f.string("effect")).unwrap_or_else(|| {
+        f.refuse(type_error(
+            "ProcedureDef.effect must be read, server-mutation, destructive or external",
+        ));
+        Effect::ServerQuery
+    });
     let mut out = ProcedureDef::new(
-        string(def, "path", what)?,
-        string(def, "description", what)?,
+        f.string("path"),
+        f.string("description"),
         effect,
-        required_json(def, "inputSchema", what)?,
+        f.json("inputSchema"),
     );
-    out.output_schema = opt_json(def, "outputSchema")?;
-    out.confirmation = confirmation(def, what)?;
-    out.availability = availability(def, what)?;
-    if !get(def, "timeoutMs").is_undefined() {
-        out.timeout_ms = Some(timeout(def, what, PROCEDURE_TIMEOUT_MS)?);
+    out.output_schema = f.opt_json("outputSchema");
+    out.confirmation = confirmation(&mut f);
+    out.availability = availability(&mut f);
+    if !f.get("timeoutMs").is_undefined() {
+        out.timeout_ms = Some(timeout(&mut f, PROCEDURE_TIMEOUT_MS));
     }
-    if let Some(bind) = opt_function(def, "bind", what)? {
+    if let Some(bind) = f.opt_function("bind") {
         out.bind = Some(Rc::new(move || {
             let value = bind
                 .call0(&JsValue::UNDEFINED)
@@ -293,7 +299,7 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
             }
         }));
     }
-    if let Some(describe) = opt_function(def, "describe", what)? {
+    if let Some(describe) = f.opt_function("describe") {
         out.describe = Some(Rc::new(move || {
             describe
                 .call0(&JsValue::UNDEFINED)
@@ -301,7 +307,7 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
                 .and_then(|v| v.as_string())
         }));
     }
-    let fields = get(def, "overridableFields");
+    let fields = f.get("overridableFields");
     if Array::is_array(&fields) {
         for field in Array::from(&fields).iter() {
             if let Some(field) = field.as_string() {
@@ -309,44 +315,48 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
             }
         }
     }
-    Ok(out)
+    f.done(out)
 }
 
-fn list<T>(
-    def: &JsValue,
-    key: &str,
-    read: impl Fn(&JsValue) -> Result<T, JsValue>,
-) -> Result<Vec<T>, JsValue> {
-    let items = get(def, key);
+/// The items of the array `def[key]`, each read by `read` (none when it is absent). The loop
+/// over the array is [`each`], one function for the three item types.
+fn list<T>(f: &mut Fields<'_>, key: &str, read: fn(&JsValue) -> Result<T, JsValue>) -> Vec<T> {
+    let mut out = Vec::new();
+    each(f, key, &mut |item| {
+        out.push(read(item)?);
+        Ok(())
+    });
+    out
+}
+
+fn each(f: &mut Fields<'_>, key: &str, read: &mut dyn FnMut(&JsValue) -> Result<(), JsValue>) {
+    let items = f.get(key);
     if items.is_undefined() || items.is_null() {
-        return Ok(Vec::new());
+        return;
     }
     if !Array::is_array(&items) {
-        return Err(type_error(
-            &["ComponentDef.", key, " must be an array"].concat(),
-        ));
+        f.refuse_field(key, " must be an array");
+        return;
     }
-    let mut out = Vec::new();
     for item in Array::from(&items).iter() {
-        out.push(read(&item)?);
+        if let Err(error) = read(&item) {
+            f.refuse(error);
+            return;
+        }
     }
-    Ok(out)
 }
 
 /// A `ComponentDef` read from JS.
 pub(crate) fn component(def: &JsValue) -> Result<ComponentDef, JsValue> {
-    let what = "ComponentDef";
-    let mut out = ComponentDef::new(
-        string(def, "type", what)?,
-        string(def, "description", what)?,
-    );
-    out.instance_id = opt_string(def, "instanceId", what)?;
-    out.priority = get(def, "priority").as_f64().map_or(0, |p| p as i32);
-    out.enabled = opt_bool(def, "enabled").unwrap_or(true);
-    out.observations = list(def, "observations", observation)?;
-    out.actions = list(def, "actions", action)?;
-    out.procedures = list(def, "procedures", procedure)?;
-    Ok(out)
+    let mut f = Fields::new(def, "ComponentDef");
+    let mut out = ComponentDef::new(f.string("type"), f.string("description"));
+    out.instance_id = f.opt_string("instanceId");
+    out.priority = f.get("priority").as_f64().map_or(0, |p| p as i32);
+    out.enabled = f.opt_bool("enabled").unwrap_or(true);
+    out.observations = list(&mut f, "observations", observation);
+    out.actions = list(&mut f, "actions", action);
+    out.procedures = list(&mut f, "procedures", procedure);
+    f.done(out)
 }
 
 fn definition_error(error: registry::DefinitionError) -> JsValue {

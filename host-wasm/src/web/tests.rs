@@ -749,3 +749,157 @@ fn schema_patterns_are_the_browsers_regexp() {
         format!("String must match the pattern {date}")
     );
 }
+
+/// A malformed definition throws a `TypeError` naming its first bad field in reading order,
+/// and nothing after that field is read: a getter there is not called.
+#[wasm_bindgen_test]
+fn a_malformed_definition_names_its_first_bad_field_and_reads_no_further() {
+    let surface = JsSurface::new(None).unwrap();
+    let action = "name: 'go', description: 'y', effect: 'local-state', \
+                  inputSchema: { type: 'object' }, execute: () => 1";
+    let observation = "name: 'n', description: 'd', outputSchema: {}, read: () => 1";
+    let procedure = "path: 'p', description: 'd', effect: 'read', inputSchema: {}";
+    let cases = [
+        ("{ description: 'x' }".to_owned(), "ComponentDef.type must be a string"),
+        (
+            "{ type: 'a.b', description: 'x', instanceId: 3 }".into(),
+            "ComponentDef.instanceId must be a string",
+        ),
+        (
+            "{ type: 'a.b', description: 'x', actions: {} }".into(),
+            "ComponentDef.actions must be an array",
+        ),
+        (
+            "{ type: 'a.b', description: 'x', actions: [{ name: 'go' }] }".into(),
+            "ActionDef.effect must be a string",
+        ),
+        (
+            "{ type: 'a.b', description: 'x', actions: [{ effect: 'server-query' }] }".into(),
+            "ActionDef.effect must be local-state or navigation",
+        ),
+        (
+            "{ type: 'a.b', description: 'x', actions: [{ effect: 'navigation', name: 1 }] }".into(),
+            "ActionDef.name must be a string",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', actions: [{{ {action}, inputSchema: null }}] }}"),
+            "ActionDef.inputSchema is required",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', actions: [{{ {action}, execute: 1 }}] }}"),
+            "ActionDef.execute must be a function",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', actions: [{{ {action}, confirmation: 'maybe' }}] }}"),
+            "ActionDef.confirmation must be never, optional or required",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', actions: [{{ {action}, availability: {{ when: 1 }} }}] }}"),
+            "ActionDef.availability.when must be a function",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', observations: [{{ {observation}, timeoutMs: 0 }}] }}"),
+            "ObservationDef.timeoutMs must be a positive whole number of milliseconds",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', observations: [{{ {observation}, outputSchema: undefined }}] }}"),
+            "ObservationDef.outputSchema is required",
+        ),
+        (
+            "{ type: 'a.b', description: 'x', procedures: [{ effect: 'navigation' }] }".into(),
+            "ProcedureDef.effect must be read, server-mutation, destructive or external",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', procedures: [{{ {procedure}, bind: 1 }}] }}"),
+            "ProcedureDef.bind must be a function",
+        ),
+        (
+            format!("{{ type: 'a.b', description: 'x', procedures: [{{ {procedure}, describe: 'd' }}] }}"),
+            "ProcedureDef.describe must be a function",
+        ),
+    ];
+    for (def, message) in cases {
+        let error = surface
+            .register(js(&format!("return {def};"), &[]))
+            .err()
+            .expect(message);
+        assert!(error.is_instance_of::<js_sys::TypeError>(), "{def}");
+        assert_eq!(
+            get(&error, "message").as_string().as_deref(),
+            Some(message),
+            "{def}"
+        );
+    }
+    // Every property read, logged by proxies: the component's stop at `actions`, whose item
+    // stops at its bad `description`; `procedures` is never read.
+    let log = Array::new();
+    let def = js(
+        "const log = $0; \
+         const logged = (name, target) => new Proxy(target, \
+           { get: (t, k) => { log.push(name + '.' + String(k)); return t[k]; } }); \
+         return logged('component', { type: 'a.b', description: 'x', \
+           actions: [logged('action', { effect: 'navigation', name: 'go', description: 1, \
+             inputSchema: {}, execute: () => 1 })], \
+           procedures: [] });",
+        &[log.clone().into()],
+    );
+    let error = surface.register(def).err().expect("refused");
+    assert_eq!(
+        get(&error, "message").as_string().as_deref(),
+        Some("ActionDef.description must be a string")
+    );
+    assert_eq!(
+        json_of(&log.into()),
+        json!([
+            "component.type",
+            "component.description",
+            "component.instanceId",
+            "component.priority",
+            "component.enabled",
+            "component.observations",
+            "component.actions",
+            "action.effect",
+            "action.name",
+            "action.description"
+        ])
+    );
+}
+
+/// `Conversation`'s options likewise: the first bad field is named and nothing after it is
+/// read (`surface` included: reaching it would take a handle on the registry).
+#[wasm_bindgen_test]
+fn malformed_conversation_options_name_their_first_bad_field() {
+    let log = Array::new();
+    let options = js(
+        "const log = $0; \
+         return new Proxy({ getPathname: () => '/', endpoint: '/e', threadsEndpoint: 7, \
+           surface: {}, catalogMode: 'x' }, \
+           { get: (t, k) => { log.push(String(k)); return t[k]; } });",
+        &[log.clone().into()],
+    );
+    let error = Conversation::new(options).err().expect("refused");
+    assert!(error.is_instance_of::<js_sys::TypeError>());
+    assert_eq!(
+        get(&error, "message").as_string().as_deref(),
+        Some("ConversationOptions.threadsEndpoint must be a string")
+    );
+    assert_eq!(
+        json_of(&log.into()),
+        json!(["getPathname", "endpoint", "threadsEndpoint"])
+    );
+    let no_pathname = js("return { endpoint: '/e' };", &[]);
+    let error = Conversation::new(no_pathname).err().expect("refused");
+    assert_eq!(
+        get(&error, "message").as_string().as_deref(),
+        Some("ConversationOptions.getPathname must be a function")
+    );
+    let bad_mode = js(
+        "return { getPathname: () => '/', endpoint: '/e', surface: $0, catalogMode: 'x' };",
+        &[JsSurface::new(None).unwrap().into()],
+    );
+    let error = Conversation::new(bad_mode).err().expect("refused");
+    assert_eq!(
+        get(&error, "message").as_string().as_deref(),
+        Some("catalogMode must be direct or meta")
+    );
+}

@@ -37,6 +37,31 @@ fn required_confirmation_is_not_cached_so_the_confirmed_retry_runs_once() {
     );
 }
 
+/// The confirmation request names the capability, and its summary (description and input)
+/// is cut at 300 characters, counted as `char`s.
+#[test]
+fn a_confirmation_summary_is_cut_at_300_characters() {
+    let f = Fixture::new();
+    let mut def = pending_table(&f.screen);
+    def.actions[0].confirmation = Confirmation::Required;
+    f.register(def);
+    let error = error_of(&f.call("tc_1", SET_FILTERS, json!({ "q": "é".repeat(400) }))).clone();
+    assert_eq!(
+        error.message,
+        format!("{SET_FILTERS} needs the user's confirmation before it runs.")
+    );
+    let summary = error.details.unwrap()["summary"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let whole = format!(
+        "Narrow this table. — input: {{\"q\":\"{}\"}}",
+        "é".repeat(400)
+    );
+    assert_eq!(summary, whole.chars().take(300).collect::<String>());
+    assert_eq!(summary.chars().count(), 300);
+}
+
 #[test]
 fn destructive_procedures_require_confirmation_by_their_floor() {
     let f = Fixture::new();
