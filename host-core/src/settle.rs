@@ -116,6 +116,45 @@ impl SettleMachine {
     }
 }
 
+/// A settle-wait in progress over its clock and change mark; the caller yields a task
+/// between ticks. The step loop drives it in its own body (a nested `settle` future measured
+/// 0.5 KB gzip more in the browser build, #16); [`settle`] drives it over a [`TaskYield`].
+pub struct SettleWait<'a> {
+    machine: SettleMachine,
+    clock: &'a dyn Clock,
+    changes: &'a dyn ChangeSource,
+}
+
+impl<'a> SettleWait<'a> {
+    /// Starts a wait now: an event from before it is forgotten.
+    pub fn start(
+        policy: SettlePolicy,
+        clock: &'a dyn Clock,
+        changes: &'a dyn ChangeSource,
+        has_until: bool,
+    ) -> Self {
+        changes.take_changed();
+        Self {
+            machine: SettleMachine::new(policy, clock.now_ms(), has_until),
+            clock,
+            changes,
+        }
+    }
+
+    /// After a yielded task, with `until` evaluated after it: the outcome, or `None` to yield
+    /// again. Taking the change mark clears it for the next tick.
+    pub fn tick(&mut self, until_holds: bool) -> Option<SettleOutcome> {
+        let changed = self.changes.take_changed();
+        match self
+            .machine
+            .after_tick(self.clock.now_ms(), changed, until_holds)
+        {
+            SettleStep::Done(outcome) => Some(outcome),
+            SettleStep::YieldAgain => None,
+        }
+    }
+}
+
 /// Runs the settle-wait: clear the change mark, yield a task, evaluate `until`, decide.
 pub async fn settle(
     policy: SettlePolicy,
@@ -124,14 +163,10 @@ pub async fn settle(
     changes: &dyn ChangeSource,
     until: Option<&dyn Fn() -> bool>,
 ) -> SettleOutcome {
-    let mut machine = SettleMachine::new(policy, clock.now_ms(), until.is_some());
+    let mut wait = SettleWait::start(policy, clock, changes, until.is_some());
     loop {
-        changes.take_changed();
         yielder.yield_task().await;
-        let until_holds = until.is_none_or(|until| until());
-        let changed = changes.take_changed();
-        if let SettleStep::Done(outcome) = machine.after_tick(clock.now_ms(), changed, until_holds)
-        {
+        if let Some(outcome) = wait.tick(until.is_none_or(|until| until())) {
             return outcome;
         }
     }

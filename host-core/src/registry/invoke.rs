@@ -7,7 +7,8 @@
 use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
 use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
-    Availability, CancelToken, Confirmation, Effect, Handler, HandlerError, InvocationContext,
+    Availability, CancelToken, Confirmation, Effect, Handler, HandlerError, HandlerResult,
+    InvocationContext,
 };
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
@@ -16,8 +17,12 @@ use crate::schema::{validate, BoundField, Issue};
 use crate::shared::LocalShared;
 use dpas_protocol::json::object;
 use dpas_protocol::json::{Map, Value};
-use futures_util::future::{self, Either, LocalBoxFuture};
+use futures_util::future::{self, LocalBoxFuture};
 use futures_util::FutureExt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
 
 /// Settled results kept for replay.
 pub const DEDUPE_CAPACITY: usize = 200;
@@ -157,7 +162,7 @@ impl Surface {
         }
         let surface = self.clone();
         let id = invocation_id.clone();
-        let shared = LocalShared::new(async move { surface.run(id, request).await }.boxed_local());
+        let shared = LocalShared::new(surface.run(id, request).boxed_local());
         state.invocations.insert(
             invocation_id.clone(),
             DedupeEntry {
@@ -194,7 +199,10 @@ impl Surface {
             capability_id: capability_id.clone(),
         }]);
         let outcome = match self.prepare(&invocation_id, &request) {
-            Ok((resolved, input, ctx)) => self.execute(resolved, input, ctx).await,
+            Ok((resolved, input, ctx)) => match self.execute(resolved, input, ctx) {
+                Ok(running) => running.await,
+                Err(outcome) => outcome,
+            },
             Err(error) => Outcome::Error(error),
         };
         let result = self.result(&invocation_id, &capability_id, outcome, version_at_start);
@@ -475,8 +483,14 @@ impl Surface {
         Ok(())
     }
 
-    /// Phases 9–10: run the handler (racing unmount unless it navigates) and check its output.
-    async fn execute(&self, resolved: Resolved, input: Value, ctx: InvocationContext) -> Outcome {
+    /// Phase 9: the handler called (racing unmount unless it navigates); `Err` when there is
+    /// none to call.
+    fn execute(
+        &self,
+        resolved: Resolved,
+        input: Value,
+        ctx: InvocationContext,
+    ) -> Result<Running, Outcome> {
         let Resolved {
             registration,
             target,
@@ -499,7 +513,7 @@ impl Surface {
             }
         };
         let Some(handler) = handler else {
-            return Outcome::Error(
+            return Err(Outcome::Error(
                 SurfaceError::new(
                     ErrorCode::ExecutionFailed,
                     Retry::No,
@@ -509,31 +523,52 @@ impl Surface {
                     ("reason", "transport".into()),
                     ("transient", false.into()),
                 ])),
-            );
+            ));
         };
-        let call = handler.call(input, ctx);
-        // Navigation settles only on completion: committing the route may unmount its owner.
-        let settled = if navigates {
-            call.await
-        } else {
-            match future::select(call, Unmounted(registration.lifecycle.clone())).await {
-                Either::Left((settled, _)) => settled,
-                Either::Right(((), _)) => {
-                    return Outcome::Error(
-                        SurfaceError::new(
-                            ErrorCode::ComponentUnmounted,
-                            Retry::AfterRefresh,
-                            "The component unmounted while the call was running. Refresh the catalog before retrying.",
-                        )
-                        .with_details(object([("phase", "mid-flight".into())])),
-                    );
-                }
+        Ok(Running {
+            call: handler.call(input, ctx),
+            // Navigation settles only on completion: committing the route may unmount its owner.
+            unmounted: Unmounted((!navigates).then_some(registration.lifecycle)),
+            output_schema,
+            patterns: self.inner.patterns.clone(),
+        })
+    }
+}
+
+/// Phases 9–10 in flight: the handler's call racing its component's unmount, then its output
+/// checked. A future of its own, not an `async fn` nested in `run`'s (#16).
+struct Running {
+    call: LocalBoxFuture<'static, HandlerResult>,
+    unmounted: Unmounted,
+    output_schema: Option<Value>,
+    patterns: Rc<dyn PatternEngine>,
+}
+
+impl Future for Running {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = &mut *self;
+        match this.call.as_mut().poll(cx) {
+            Poll::Ready(Ok(output)) => Poll::Ready(check_output(
+                output,
+                this.output_schema.as_ref(),
+                &*this.patterns,
+            )),
+            Poll::Ready(Err(HandlerError::Threw(_))) => {
+                Poll::Ready(Outcome::Error(SurfaceError::handler_threw()))
             }
-        };
-        match settled {
-            Ok(output) => check_output(output, output_schema.as_ref(), &*self.inner.patterns),
-            Err(HandlerError::Threw(_)) => Outcome::Error(SurfaceError::handler_threw()),
-            Err(HandlerError::Failed(error)) => Outcome::Error(error),
+            Poll::Ready(Err(HandlerError::Failed(error))) => Poll::Ready(Outcome::Error(error)),
+            Poll::Pending => Pin::new(&mut this.unmounted).poll(cx).map(|()| {
+                Outcome::Error(
+                    SurfaceError::new(
+                        ErrorCode::ComponentUnmounted,
+                        Retry::AfterRefresh,
+                        "The component unmounted while the call was running. Refresh the catalog before retrying.",
+                    )
+                    .with_details(object([("phase", "mid-flight".into())])),
+                )
+            }),
         }
     }
 }

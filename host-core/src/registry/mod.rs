@@ -77,8 +77,9 @@ impl Lifecycle {
     }
 }
 
-/// Resolves when the owning component unmounts.
-pub(crate) struct Unmounted(pub(crate) Rc<Lifecycle>);
+/// Resolves when the owning component unmounts; never without one (a call that navigates
+/// settles only on completion).
+pub(crate) struct Unmounted(pub(crate) Option<Rc<Lifecycle>>);
 
 impl std::future::Future for Unmounted {
     type Output = ();
@@ -87,10 +88,13 @@ impl std::future::Future for Unmounted {
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<()> {
-        if self.0.unmounted.get() {
+        let Some(lifecycle) = &self.0 else {
+            return std::task::Poll::Pending;
+        };
+        if lifecycle.unmounted.get() {
             return std::task::Poll::Ready(());
         }
-        let mut wakers = self.0.wakers.borrow_mut();
+        let mut wakers = lifecycle.wakers.borrow_mut();
         if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
             wakers.push(cx.waker().clone());
         }

@@ -192,15 +192,37 @@ pub async fn dispatch_meta(
     call: &PendingToolCall,
     ui: &dyn TurnUi,
 ) -> MetaDispatched {
+    match prepare_meta(surface, floor, call, ui) {
+        Ok(MetaInvoke { request, acted }) => MetaDispatched {
+            dispatched: invoke_confirmed(surface, request, call, ui).await,
+            acted,
+        },
+        Err(answered) => done(answered),
+    }
+}
+
+/// A `surface_read`/`surface_act` call resolved to its invocation, and the effect it acts
+/// with (`surface_act` only).
+pub(crate) struct MetaInvoke {
+    pub(crate) request: InvokeRequest,
+    pub(crate) acted: Option<Effect>,
+}
+
+/// Everything of a meta call before its invocation runs, synchronous: the invocation, or the
+/// call's answer when it needs none (`surface_discover`, a refused envelope, an unknown verb).
+/// The step loop awaits the one invocation future whatever the verb (#16: one state machine).
+pub(crate) fn prepare_meta(
+    surface: &Surface,
+    floor: &[String],
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Result<MetaInvoke, Dispatched> {
     let verb = call.wire_name.as_str();
-    let args = match arguments(verb, &call.input) {
-        Ok(args) => args,
-        Err(refused) => return done(refused),
-    };
+    let args = arguments(verb, &call.input)?;
     match verb {
-        SURFACE_DISCOVER => done(discover(surface, floor, &args)),
-        SURFACE_READ | SURFACE_ACT => target(surface, call, &args, ui).await,
-        _ => done(Dispatched {
+        SURFACE_DISCOVER => Err(discover(surface, floor, &args)),
+        SURFACE_READ | SURFACE_ACT => target(surface, call, &args, ui),
+        _ => Err(Dispatched {
             ok: false,
             value: dpas_protocol::error::tool_results::capability_not_found(verb),
         }),
@@ -302,12 +324,12 @@ fn unique_registration(
     (registration, target)
 }
 
-async fn target(
+fn target(
     surface: &Surface,
     call: &PendingToolCall,
     args: &Map<String, Value>,
     ui: &dyn TurnUi,
-) -> MetaDispatched {
+) -> Result<MetaInvoke, Dispatched> {
     let verb = call.wire_name.as_str();
     let (allowed, reading): (&[&str], bool) = if verb == SURFACE_READ {
         (&["capabilityId", "instanceId"], true)
@@ -324,9 +346,7 @@ async fn target(
             false,
         )
     };
-    if let Err(refused) = check_envelope(verb, args, allowed, &["capabilityId"]) {
-        return done(refused);
-    }
+    check_envelope(verb, args, allowed, &["capabilityId"])?;
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
     let capability_id = text("capabilityId").unwrap_or_default();
     let instance_id = text("instanceId");
@@ -337,7 +357,7 @@ async fn target(
         .is_some_and(|(effect, _)| *effect == Effect::Read);
     if target.is_some() && reading != is_observation {
         let other = if reading { SURFACE_ACT } else { SURFACE_READ };
-        return done(envelope_error(
+        return Err(envelope_error(
             verb,
             "/capabilityId",
             format!("{capability_id} is not handled by {verb}; call {other}."),
@@ -355,7 +375,7 @@ async fn target(
         match dpas_protocol::json::parse(encoded.as_bytes()) {
             Ok(decoded @ Value::Object(_)) => input = decoded,
             _ => {
-                return done(envelope_error(
+                return Err(envelope_error(
                     verb,
                     "/input",
                     "`input` must be an object.".into(),
@@ -376,9 +396,8 @@ async fn target(
         confirmed: false,
         cancel: ui.cancel_token(),
     };
-    let dispatched = invoke_confirmed(surface, request, call, ui).await;
     let acted = target.filter(|_| !reading).map(|(effect, _)| effect);
-    MetaDispatched { dispatched, acted }
+    Ok(MetaInvoke { request, acted })
 }
 
 #[cfg(test)]

@@ -13,20 +13,21 @@ mod tests;
 use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
 pub use dispatch::{dispatch, Dispatched};
+use dispatch::{Answered, Confirming};
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
 use crate::guard::{unexecuted_results, LoopGuard};
 use crate::projection::Projection;
 use crate::registry::Surface;
-use crate::settle::{settle, ChangeFlag, Clock, SettleOutcome, SettlePolicy, TaskYield};
+use crate::settle::{ChangeFlag, Clock, SettleOutcome, SettlePolicy, SettleWait, TaskYield};
 use crate::vec_map::VecMap;
 use dpas_protocol::json::{Map, Value};
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::{
-    CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, PendingToolCall,
-    RouteFloors, StepFinish, StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
+    CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
+    StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
 };
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
@@ -247,14 +248,8 @@ enum StepEnd {
 
 /// A non-2xx (or bodiless) answer: the JSON body's `error.code`/`error.message` when both
 /// are strings, else `Chat endpoint returned <status>.`
-async fn http_error(response: StepResponse) -> ErrorBody {
-    let mut bytes = Vec::new();
-    if let Some(mut stream) = response.body {
-        while let Some(Ok(chunk)) = stream.next().await {
-            bytes.extend_from_slice(&chunk);
-        }
-    }
-    let parsed = dpas_protocol::json::parse(&bytes).ok();
+fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
+    let parsed = dpas_protocol::json::parse(bytes).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     match (
         error.and_then(|e| e.get("code")).and_then(Value::as_str),
@@ -264,51 +259,89 @@ async fn http_error(response: StepResponse) -> ErrorBody {
             code: code.to_owned(),
             message: message.to_owned(),
         },
-        _ => transport_failed(format!("Chat endpoint returned {}.", response.status)),
+        _ => transport_failed(format!("Chat endpoint returned {status}.")),
     }
 }
 
-/// J2.6–7: POST the step and consume its frames.
-async fn post_step(env: &TurnEnv<'_>, request: Vec<u8>) -> StepEnd {
-    let cancelled_or = |error: ErrorBody| {
-        if env.signal.aborted() {
-            StepEnd::Stop(TurnStatus::Cancelled, None)
-        } else {
-            StepEnd::Stop(TurnStatus::Error, Some(error))
-        }
-    };
-    let response = match env.transport.post(request).await {
-        Ok(response) => response,
-        Err(TransportFailure) => {
-            return cancelled_or(transport_failed("Could not reach the chat endpoint."))
-        }
-    };
-    if !(200..300).contains(&response.status) || response.body.is_none() {
-        return StepEnd::Stop(TurnStatus::Error, Some(http_error(response).await));
+/// `Stop` for a failed request or stream: `cancelled` when the turn's signal has aborted (the
+/// abort is the failure's cause), else the error.
+fn failed(signal: &dyn AbortSignal, error: ErrorBody) -> StepEnd {
+    if signal.aborted() {
+        StepEnd::Stop(TurnStatus::Cancelled, None)
+    } else {
+        StepEnd::Stop(TurnStatus::Error, Some(error))
     }
-    let mut stream = response.body.expect("checked above");
-    let mut decoder = FrameDecoder::new();
-    let mut frames = StepFrames::default();
-    let interrupted = || transport_failed("The chat stream was interrupted.");
-    while let Some(chunk) = stream.next().await {
+}
+
+/// A step's answer as its body is read (J2.6–7): a 2xx answer's chunks are decoded into
+/// frames; any other's bytes are kept for its error, read to the end or to the first failed
+/// chunk. Synchronous: the step loop awaits the chunks in its own body (#16).
+struct StepRead {
+    status: u16,
+    ok: bool,
+    decoder: FrameDecoder,
+    frames: StepFrames,
+    bytes: Vec<u8>,
+    failed: bool,
+}
+
+impl StepRead {
+    fn new(response: &StepResponse) -> Self {
+        Self {
+            status: response.status,
+            ok: (200..300).contains(&response.status) && response.body.is_some(),
+            decoder: FrameDecoder::new(),
+            frames: StepFrames::default(),
+            bytes: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// One chunk of the body; `false` once a read failed (stop reading).
+    fn chunk(
+        &mut self,
+        chunk: Result<Vec<u8>, TransportFailure>,
+        observer: &dyn TurnObserver,
+    ) -> bool {
         let Ok(chunk) = chunk else {
-            return cancelled_or(interrupted());
+            self.failed = true;
+            return false;
         };
-        decoder.push_lines(&chunk, |frame, raw| frames.handle(frame, raw, env.observer));
+        if self.ok {
+            let frames = &mut self.frames;
+            self.decoder
+                .push_lines(&chunk, |frame, raw| frames.handle(frame, raw, observer));
+        } else {
+            self.bytes.extend_from_slice(&chunk);
+        }
+        true
     }
-    // A trailing fragment without a newline is never parsed (J4).
-    if let Some(error) = frames.error.take() {
-        return StepEnd::Stop(TurnStatus::Error, Some(error));
+
+    /// How the step ended, once its body is read.
+    fn end(mut self, signal: &dyn AbortSignal) -> StepEnd {
+        if !self.ok {
+            return StepEnd::Stop(
+                TurnStatus::Error,
+                Some(http_error(self.status, &self.bytes)),
+            );
+        }
+        let interrupted = || transport_failed("The chat stream was interrupted.");
+        if self.failed {
+            return failed(signal, interrupted());
+        }
+        // A trailing fragment without a newline is never parsed (J4).
+        if let Some(error) = self.frames.error.take() {
+            return StepEnd::Stop(TurnStatus::Error, Some(error));
+        }
+        let Some(finish) = self.frames.finish.take() else {
+            // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
+            return failed(signal, interrupted());
+        };
+        StepEnd::Finished(finish, Box::new(self.frames))
     }
-    let Some(finish) = frames.finish.take() else {
-        // Deliberate: a stream that ends without `step-finish` is a broken step, not a finish.
-        return cancelled_or(interrupted());
-    };
-    StepEnd::Finished(finish, Box::new(frames))
 }
 
-struct Turn<'a, 'e> {
-    env: &'a TurnEnv<'e>,
+struct Turn {
     options: TurnOptions,
     history: Vec<WireModelMessage>,
     usage: Option<Usage>,
@@ -316,7 +349,7 @@ struct Turn<'a, 'e> {
     changes: ChangeFlag,
 }
 
-impl Turn<'_, '_> {
+impl Turn {
     fn end(self, status: TurnStatus, error: Option<ErrorBody>) -> TurnOutcome {
         TurnOutcome {
             status,
@@ -367,100 +400,6 @@ impl Turn<'_, '_> {
                 .observe(&result.canonical_id, Some(input), result.ok, &result.result)
         })
     }
-
-    /// J2.11–12: run the pending calls in order; `Some` ends the turn.
-    async fn run_calls(
-        &mut self,
-        pending: &[PendingToolCall],
-        projection: &Projection,
-        scope: &[String],
-    ) -> Option<TurnOutcomeStop> {
-        let env = self.env;
-        let mut stop = None;
-        let mut reached = 0;
-        for call in pending {
-            if env.signal.aborted() {
-                stop = Some(TurnOutcomeStop::Cancelled);
-                break;
-            }
-            reached += 1;
-            env.observer.on_event(&TurnEvent::ToolCallStarted {
-                tool_call_id: call.tool_call_id.clone(),
-                wire_name: call.wire_name.clone(),
-                canonical_id: call.canonical_id.clone(),
-                input: call.input.clone(),
-            });
-            let catalog = StepCatalog(self.options.catalog_mode);
-            let (Dispatched { ok, value }, moves_surface, effect) =
-                match catalog.call(env.surface, scope, projection, call, env.ui) {
-                    Call::Direct {
-                        run,
-                        moves_surface,
-                        effect,
-                    } => (run.await, moves_surface, effect),
-                    Call::Meta { run, moves_surface } => {
-                        let meta = run.await;
-                        (meta.dispatched, moves_surface, meta.acted)
-                    }
-                };
-            // Cancelled while the user was being asked: the call never ran and the user never
-            // declined it, so it is answered as unexecuted (J7), not as a denial.
-            if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
-                reached -= 1;
-                stop = Some(TurnOutcomeStop::Cancelled);
-                break;
-            }
-            env.observer.on_event(&TurnEvent::ToolCallSettled {
-                tool_call_id: call.tool_call_id.clone(),
-                wire_name: call.wire_name.clone(),
-                canonical_id: call.canonical_id.clone(),
-                ok,
-                value: value.clone(),
-            });
-            self.history.push(WireModelMessage::tool_result(
-                &call.tool_call_id,
-                &call.wire_name,
-                value.clone(),
-            ));
-            if moves_surface {
-                let ui = env.ui;
-                let until = || ui.until();
-                let until: Option<&dyn Fn() -> bool> = ui.has_until().then_some(&until);
-                let outcome = settle(
-                    self.options.settle,
-                    env.clock,
-                    env.yielder,
-                    &self.changes,
-                    until,
-                )
-                .await;
-                env.observer.on_event(&TurnEvent::Settled(outcome));
-            }
-            if ok && effect == Some(Effect::Navigation) {
-                self.options.pathname = env.ui.current_pathname();
-            }
-            // A browser-executed reference that wrote to the server stales the app's queries too.
-            if ok && effect.is_some_and(|e| e.is_domain_effect() && e != Effect::ServerQuery) {
-                env.observer.on_event(&TurnEvent::Reconcile {
-                    wire_name: call.wire_name.clone(),
-                });
-            }
-            if let Some(verdict) =
-                self.guard
-                    .observe(&call.canonical_id, Some(&call.input), ok, &value)
-            {
-                stop = Some(TurnOutcomeStop::Verdict(verdict));
-                break;
-            }
-        }
-        self.history.extend(unexecuted_results(&pending[reached..]));
-        stop
-    }
-}
-
-enum TurnOutcomeStop {
-    Cancelled,
-    Verdict(HostError),
 }
 
 /// Runs one turn to completion, cancellation or error. Never fails: every ending is a
@@ -475,72 +414,179 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
     });
     let started = env.clock.now_ms();
     let mut turn = Turn {
-        env,
         history: options.messages.clone(),
         options,
         usage: None,
         guard: LoopGuard::new(),
         changes,
     };
-    let outcome = loop_steps(&mut turn, started).await;
-    env.surface.unsubscribe(subscription);
-    let (status, error) = outcome;
-    turn.end(status, error)
-}
-
-async fn loop_steps(turn: &mut Turn<'_, '_>, started: f64) -> (TurnStatus, Option<ErrorBody>) {
-    let env = turn.env;
-    for step_index in 0..MAX_STEPS_PER_TURN {
-        if env.signal.aborted() {
-            return (TurnStatus::Cancelled, None);
-        }
-        if env.clock.now_ms() - started > TURN_DEADLINE_MS as f64 {
-            return (
-                TurnStatus::Error,
-                Some(body(HostError::run_limit(
-                    "Turn deadline exceeded; the run was stopped.",
-                ))),
-            );
-        }
-        let scope = turn.scope();
-        let projection = StepCatalog(turn.options.catalog_mode).project(env.surface, &scope);
-        if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
-            return (TurnStatus::Error, Some(body(error)));
-        }
-        if !projection.undecodable.is_empty() {
-            env.observer.on_event(&TurnEvent::CatalogUndecodable {
-                canonical_ids: projection.undecodable.clone(),
-            });
-        }
-        env.observer
-            .on_event(&TurnEvent::StepStarted { step_index });
-        let request = turn.request(step_index, &projection, &scope);
-        let (finish, frames) = match post_step(env, request).await {
-            StepEnd::Finished(finish, frames) => (finish, frames),
-            StepEnd::Stop(status, error) => return (status, error),
-        };
-        turn.usage = Usage::sum_opt(turn.usage, finish.usage);
-        turn.history.extend(finish.response_messages);
-        let pending = finish.pending_tool_calls;
-        if let Some(verdict) = turn.guard_server_results(&frames) {
-            turn.history.extend(unexecuted_results(&pending));
-            return (TurnStatus::Error, Some(body(verdict)));
-        }
-        if pending.is_empty() {
-            return (TurnStatus::Completed, None);
-        }
-        match turn.run_calls(&pending, &projection, &scope).await {
-            Some(TurnOutcomeStop::Cancelled) => return (TurnStatus::Cancelled, None),
-            Some(TurnOutcomeStop::Verdict(verdict)) => {
-                return (TurnStatus::Error, Some(body(verdict)))
+    let (status, error) = 'turn: {
+        for step_index in 0..MAX_STEPS_PER_TURN {
+            if env.signal.aborted() {
+                break 'turn (TurnStatus::Cancelled, None);
             }
-            None => env.observer.on_event(&TurnEvent::AssistantBoundary),
+            if env.clock.now_ms() - started > TURN_DEADLINE_MS as f64 {
+                break 'turn (
+                    TurnStatus::Error,
+                    Some(body(HostError::run_limit(
+                        "Turn deadline exceeded; the run was stopped.",
+                    ))),
+                );
+            }
+            let scope = turn.scope();
+            let projection = StepCatalog(turn.options.catalog_mode).project(env.surface, &scope);
+            if let Err(error) = precheck_request(projection.descriptors.len(), turn.history.len()) {
+                break 'turn (TurnStatus::Error, Some(body(error)));
+            }
+            if !projection.undecodable.is_empty() {
+                env.observer.on_event(&TurnEvent::CatalogUndecodable {
+                    canonical_ids: projection.undecodable.clone(),
+                });
+            }
+            env.observer
+                .on_event(&TurnEvent::StepStarted { step_index });
+            let request = turn.request(step_index, &projection, &scope);
+            // J2.6–7: POST the step and read its answer.
+            let ended = match env.transport.post(request).await {
+                Err(TransportFailure) => failed(
+                    env.signal,
+                    transport_failed("Could not reach the chat endpoint."),
+                ),
+                Ok(response) => {
+                    let mut read = StepRead::new(&response);
+                    if let Some(mut stream) = response.body {
+                        while let Some(chunk) = stream.next().await {
+                            if !read.chunk(chunk, env.observer) {
+                                break;
+                            }
+                        }
+                    }
+                    read.end(env.signal)
+                }
+            };
+            let (finish, frames) = match ended {
+                StepEnd::Finished(finish, frames) => (finish, frames),
+                StepEnd::Stop(status, error) => break 'turn (status, error),
+            };
+            turn.usage = Usage::sum_opt(turn.usage, finish.usage);
+            turn.history.extend(finish.response_messages);
+            let pending = finish.pending_tool_calls;
+            if let Some(verdict) = turn.guard_server_results(&frames) {
+                turn.history.extend(unexecuted_results(&pending));
+                break 'turn (TurnStatus::Error, Some(body(verdict)));
+            }
+            if pending.is_empty() {
+                break 'turn (TurnStatus::Completed, None);
+            }
+            // J2.11–12: the pending calls in order.
+            let mut stop = None;
+            let mut reached = 0;
+            for call in &pending {
+                if env.signal.aborted() {
+                    stop = Some((TurnStatus::Cancelled, None));
+                    break;
+                }
+                reached += 1;
+                env.observer.on_event(&TurnEvent::ToolCallStarted {
+                    tool_call_id: call.tool_call_id.clone(),
+                    wire_name: call.wire_name.clone(),
+                    canonical_id: call.canonical_id.clone(),
+                    input: call.input.clone(),
+                });
+                let Call {
+                    invoke,
+                    moves_surface,
+                    effect,
+                } = StepCatalog(turn.options.catalog_mode).call(
+                    env.surface,
+                    &scope,
+                    &projection,
+                    call,
+                    env.ui,
+                );
+                // The invocation and its confirmation round trip (`invoke_confirmed`'s steps).
+                let Dispatched { ok, value } = match invoke {
+                    Ok(request) => {
+                        let mut confirming = Confirming(request);
+                        loop {
+                            let result = env.surface.invoke(confirming.0.clone()).await;
+                            match confirming.answered(result, call) {
+                                Answered::Done(done) => break done,
+                                Answered::Ask(ask) => {
+                                    if let Some(denied) =
+                                        confirming.asked(env.ui.confirm(&ask).await)
+                                    {
+                                        break denied;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Err(answered) => answered,
+                };
+                // Cancelled while the user was being asked: the call never ran and the user
+                // never declined it, so it is answered as unexecuted (J7), not as a denial.
+                if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {
+                    reached -= 1;
+                    stop = Some((TurnStatus::Cancelled, None));
+                    break;
+                }
+                env.observer.on_event(&TurnEvent::ToolCallSettled {
+                    tool_call_id: call.tool_call_id.clone(),
+                    wire_name: call.wire_name.clone(),
+                    canonical_id: call.canonical_id.clone(),
+                    ok,
+                    value: value.clone(),
+                });
+                turn.history.push(WireModelMessage::tool_result(
+                    &call.tool_call_id,
+                    &call.wire_name,
+                    value.clone(),
+                ));
+                if moves_surface {
+                    // The settle-wait (J6), driven here rather than by `settle`'s own future.
+                    let has_until = env.ui.has_until();
+                    let mut wait =
+                        SettleWait::start(turn.options.settle, env.clock, &turn.changes, has_until);
+                    let outcome = loop {
+                        env.yielder.yield_task().await;
+                        if let Some(outcome) = wait.tick(!has_until || env.ui.until()) {
+                            break outcome;
+                        }
+                    };
+                    env.observer.on_event(&TurnEvent::Settled(outcome));
+                }
+                if ok && effect == Some(Effect::Navigation) {
+                    turn.options.pathname = env.ui.current_pathname();
+                }
+                // A browser-executed reference that wrote to the server stales the app's
+                // queries too.
+                if ok && effect.is_some_and(|e| e.is_domain_effect() && e != Effect::ServerQuery) {
+                    env.observer.on_event(&TurnEvent::Reconcile {
+                        wire_name: call.wire_name.clone(),
+                    });
+                }
+                if let Some(verdict) =
+                    turn.guard
+                        .observe(&call.canonical_id, Some(&call.input), ok, &value)
+                {
+                    stop = Some((TurnStatus::Error, Some(body(verdict))));
+                    break;
+                }
+            }
+            turn.history.extend(unexecuted_results(&pending[reached..]));
+            if let Some(ending) = stop {
+                break 'turn ending;
+            }
+            env.observer.on_event(&TurnEvent::AssistantBoundary);
         }
-    }
-    (
-        TurnStatus::Error,
-        Some(body(HostError::run_limit(format!(
-            "Stopped after {MAX_STEPS_PER_TURN} steps in one turn."
-        )))),
-    )
+        (
+            TurnStatus::Error,
+            Some(body(HostError::run_limit(format!(
+                "Stopped after {MAX_STEPS_PER_TURN} steps in one turn."
+            )))),
+        )
+    };
+    env.surface.unsubscribe(subscription);
+    turn.end(status, error)
 }

@@ -314,25 +314,7 @@ pub(crate) struct Run {
     pub(crate) transport: FetchTransport,
     pub(crate) signal: Signal,
     pub(crate) ui: JsUi,
-}
-
-impl Run {
-    pub(crate) async fn run(
-        &self,
-        options: TurnOptions,
-        observer: &dyn TurnObserver,
-    ) -> TurnOutcome {
-        let env = TurnEnv {
-            surface: &self.surface,
-            transport: &self.transport,
-            clock: &PerformanceClock,
-            yielder: &ChannelYield,
-            signal: &self.signal,
-            ui: &self.ui,
-            observer,
-        };
-        run_turn(&env, options).await
-    }
+    pub(crate) observer: JsObserver,
 }
 
 fn signal_of(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
@@ -346,44 +328,47 @@ fn signal_of(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue>
         .map_err(|_| type_error("options.signal must be an AbortSignal"))
 }
 
-async fn run_turn_js(options: JsValue) -> Result<JsValue, JsValue> {
+/// `runTurn`'s options, read in order (the first bad field is the one a `TypeError` names).
+/// Synchronous, so the turn's future holds only the turn (#16).
+fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
     let what = "RunTurnOptions";
     if !options.is_object() {
         return Err(type_error("runTurn needs an options object"));
     }
-    let signal = signal_of(&options)?;
-    let pathname = string(&options, "pathname", what)?;
-    let run = Run {
-        surface: core_surface(&get(&options, "surface"))?,
+    let signal = signal_of(options)?;
+    let pathname = string(options, "pathname", what)?;
+    let mut run = Run {
+        surface: core_surface(&get(options, "surface"))?,
         transport: FetchTransport {
-            endpoint: string(&options, "endpoint", what)?,
+            endpoint: string(options, "endpoint", what)?,
             signal: signal.clone(),
         },
         signal: Signal(signal.clone()),
         ui: JsUi {
             pathname: None,
             fallback_pathname: pathname.clone(),
-            until: opt_function(&options, "until", what)?,
-            confirm: opt_function(&options, "confirm", what)?,
+            until: opt_function(options, "until", what)?,
+            confirm: opt_function(options, "confirm", what)?,
             signal,
+        },
+        observer: JsObserver {
+            on_frame: None,
+            on_event: None,
         },
     };
     let turn = TurnOptions {
-        conversation_id: string(&options, "conversationId", what)?,
-        turn_id: opt_string(&options, "turnId", what)?.unwrap_or_else(|| mint_id("trn_")),
-        messages: messages_from_js(&get(&options, "messages"))?,
+        conversation_id: string(options, "conversationId", what)?,
+        turn_id: opt_string(options, "turnId", what)?.unwrap_or_else(|| mint_id("trn_")),
+        messages: messages_from_js(&get(options, "messages"))?,
         pathname,
-        route_floors: route_floors(&get(&options, "routeScopes"))?,
-        model_id: opt_string(&options, "modelId", what)?,
-        catalog_mode: catalog_mode(opt_string(&options, "catalogMode", what)?.as_deref())?,
+        route_floors: route_floors(&get(options, "routeScopes"))?,
+        model_id: opt_string(options, "modelId", what)?,
+        catalog_mode: catalog_mode(opt_string(options, "catalogMode", what)?.as_deref())?,
         settle: SettlePolicy::default(),
     };
-    let observer = JsObserver {
-        on_frame: opt_function(&options, "onFrame", what)?,
-        on_event: opt_function(&options, "onEvent", what)?,
-    };
-    let outcome = run.run(turn, &observer).await;
-    Ok(outcome_to_js(&outcome))
+    run.observer.on_frame = opt_function(options, "onFrame", what)?;
+    run.observer.on_event = opt_function(options, "onEvent", what)?;
+    Ok((run, turn))
 }
 
 /// Runs one turn: steps until the model answers, the turn is cancelled, or it fails. Rejects
@@ -392,5 +377,17 @@ async fn run_turn_js(options: JsValue) -> Result<JsValue, JsValue> {
 pub fn run_turn_export(
     #[wasm_bindgen(unchecked_param_type = "RunTurnOptions")] options: JsValue,
 ) -> js_sys::Promise {
-    super::convert::promise(run_turn_js(options))
+    super::convert::promise(async move {
+        let (run, turn) = read_options(&options)?;
+        let env = TurnEnv {
+            surface: &run.surface,
+            transport: &run.transport,
+            clock: &PerformanceClock,
+            yielder: &ChannelYield,
+            signal: &run.signal,
+            ui: &run.ui,
+            observer: &run.observer,
+        };
+        Ok(outcome_to_js(&run_turn(&env, turn).await))
+    })
 }
