@@ -85,18 +85,39 @@ pub fn decode_messages(value: Value) -> Option<Vec<WireModelMessage>> {
 mod decode {
     use super::*;
 
-    /// Why a frame was refused (the reader reports every refusal as a malformed frame).
-    pub(super) struct Refused(&'static str);
+    /// Why a frame was refused (the reader reports every refusal as a malformed frame). A
+    /// code, not its text: only `Frame`'s `Deserialize` writes the text, so a build that
+    /// decodes frames without serde (the browser's) carries none of it.
+    #[derive(Clone, Copy)]
+    pub(super) enum Refused {
+        Missing,
+        NotAString,
+        NotABoolean,
+        NotAnObject,
+        NotAnArray,
+        NotACount,
+        UnknownVariant,
+        PartNotAnObject,
+        ContentNeither,
+        TypeNotAString,
+    }
 
     impl std::fmt::Display for Refused {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.0)
+            f.write_str(match self {
+                Refused::Missing => "a required field is missing",
+                Refused::NotAString => "a field is not a string",
+                Refused::NotABoolean => "a field is not a boolean",
+                Refused::NotAnObject => "a field is not an object",
+                Refused::NotAnArray => "a field is not an array",
+                Refused::NotACount => "a count is not a non-negative integer",
+                Refused::UnknownVariant => "an unknown variant",
+                Refused::PartNotAnObject => "a content part is not an object",
+                Refused::ContentNeither => "a message's content is neither text nor parts",
+                Refused::TypeNotAString => "a frame needs a string `type`",
+            })
         }
     }
-
-    const MISSING: Refused = Refused("a required field is missing");
-    const NOT_AN_OBJECT: Refused = Refused("a field is not an object");
-    const UNKNOWN_VARIANT: Refused = Refused("an unknown variant");
 
     /// The values of one object's known keys, taken out of it in one pass over its entries
     /// (other keys are ignored, as the derives ignore them), and the first refusal met in
@@ -125,7 +146,7 @@ mod decode {
                         }
                     }
                 }
-                _ => fields.refuse(NOT_AN_OBJECT),
+                _ => fields.refuse(Refused::NotAnObject),
             }
             fields
         }
@@ -147,7 +168,7 @@ mod decode {
         /// A required field (`null` is a value).
         fn any(&mut self, slot: usize) -> Value {
             self.opt_any(slot).unwrap_or_else(|| {
-                self.refuse(MISSING);
+                self.refuse(Refused::Missing);
                 Value::Null
             })
         }
@@ -212,18 +233,18 @@ mod decode {
     fn string(value: Value) -> Result<String, Refused> {
         match value {
             Value::String(s) => Ok(s),
-            _ => Err(Refused("a field is not a string")),
+            _ => Err(Refused::NotAString),
         }
     }
 
     fn boolean(value: Value) -> Result<bool, Refused> {
-        value.as_bool().ok_or(Refused("a field is not a boolean"))
+        value.as_bool().ok_or(Refused::NotABoolean)
     }
 
     fn object(value: Value) -> Result<Map<String, Value>, Refused> {
         match value {
             Value::Object(map) => Ok(map),
-            _ => Err(NOT_AN_OBJECT),
+            _ => Err(Refused::NotAnObject),
         }
     }
 
@@ -250,20 +271,18 @@ mod decode {
                 }
                 Ok(())
             }
-            _ => Err(Refused("a field is not an array")),
+            _ => Err(Refused::NotAnArray),
         }
     }
 
     fn count(value: Value) -> Result<u64, Refused> {
-        value
-            .as_u64()
-            .ok_or(Refused("a count is not a non-negative integer"))
+        value.as_u64().ok_or(Refused::NotACount)
     }
 
     /// A unit variant: its name, or the `{"name": null}` form serde also accepts; `parse` is
     /// the vocabulary's table.
     fn variant<T>(value: Value, parse: fn(&str) -> Option<T>) -> Result<T, Refused> {
-        parse(&variant_name(value)?).ok_or(UNKNOWN_VARIANT)
+        parse(&variant_name(value)?).ok_or(Refused::UnknownVariant)
     }
 
     fn variant_name(value: Value) -> Result<String, Refused> {
@@ -271,9 +290,9 @@ mod decode {
             Value::String(name) => Ok(name),
             Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
                 Some((name, Value::Null)) => Ok(name),
-                _ => Err(UNKNOWN_VARIANT),
+                _ => Err(Refused::UnknownVariant),
             },
-            _ => Err(UNKNOWN_VARIANT),
+            _ => Err(Refused::UnknownVariant),
         }
     }
 
@@ -340,7 +359,7 @@ mod decode {
         // serde and link serde_json's typed-error machinery into the browser build.
         match value {
             Value::Object(map) => Ok(ContentPart::from_map(map)),
-            _ => Err(Refused("a content part is not an object")),
+            _ => Err(Refused::PartNotAnObject),
         }
     }
 
@@ -354,7 +373,7 @@ mod decode {
                 MessageContent::Parts(f.check(list(Value::Array(parts), part)).unwrap_or_default())
             }
             _ => {
-                f.refuse(Refused("a message's content is neither text nor parts"));
+                f.refuse(Refused::ContentNeither);
                 MessageContent::Text(String::new())
             }
         };
@@ -394,7 +413,7 @@ mod decode {
     pub(super) fn frame(m: Map<String, Value>) -> Result<Frame, Refused> {
         let frame_type = match m.get("type") {
             Some(Value::String(t)) => t.as_str(),
-            _ => return Err(Refused("a frame needs a string `type`")),
+            _ => return Err(Refused::TypeNotAString),
         };
         let kind = position(&FRAME_TYPES, frame_type);
         let Some(keys) = KEYS.get(kind) else {
