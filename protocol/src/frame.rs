@@ -85,18 +85,39 @@ pub fn decode_messages(value: Value) -> Option<Vec<WireModelMessage>> {
 mod decode {
     use super::*;
 
-    /// Why a frame was refused (the reader reports every refusal as a malformed frame).
-    pub(super) struct Refused(&'static str);
+    /// Why a frame was refused (the reader reports every refusal as a malformed frame). A
+    /// code, not its text: only `Frame`'s `Deserialize` writes the text, so a build that
+    /// decodes frames without serde (the browser's) carries none of it.
+    #[derive(Clone, Copy)]
+    pub(super) enum Refused {
+        Missing,
+        NotAString,
+        NotABoolean,
+        NotAnObject,
+        NotAnArray,
+        NotACount,
+        UnknownVariant,
+        PartNotAnObject,
+        ContentNeither,
+        TypeNotAString,
+    }
 
     impl std::fmt::Display for Refused {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.0)
+            f.write_str(match self {
+                Refused::Missing => "a required field is missing",
+                Refused::NotAString => "a field is not a string",
+                Refused::NotABoolean => "a field is not a boolean",
+                Refused::NotAnObject => "a field is not an object",
+                Refused::NotAnArray => "a field is not an array",
+                Refused::NotACount => "a count is not a non-negative integer",
+                Refused::UnknownVariant => "an unknown variant",
+                Refused::PartNotAnObject => "a content part is not an object",
+                Refused::ContentNeither => "a message's content is neither text nor parts",
+                Refused::TypeNotAString => "a frame needs a string `type`",
+            })
         }
     }
-
-    const MISSING: Refused = Refused("a required field is missing");
-    const NOT_AN_OBJECT: Refused = Refused("a field is not an object");
-    const UNKNOWN_VARIANT: Refused = Refused("an unknown variant");
 
     /// The values of one object's known keys, taken out of it in one pass over its entries
     /// (other keys are ignored, as the derives ignore them), and the first refusal met in
@@ -125,7 +146,7 @@ mod decode {
                         }
                     }
                 }
-                _ => fields.refuse(NOT_AN_OBJECT),
+                _ => fields.refuse(Refused::NotAnObject),
             }
             fields
         }
@@ -147,7 +168,7 @@ mod decode {
         /// A required field (`null` is a value).
         fn any(&mut self, slot: usize) -> Value {
             self.opt_any(slot).unwrap_or_else(|| {
-                self.refuse(MISSING);
+                self.refuse(Refused::Missing);
                 Value::Null
             })
         }
@@ -212,18 +233,18 @@ mod decode {
     fn string(value: Value) -> Result<String, Refused> {
         match value {
             Value::String(s) => Ok(s),
-            _ => Err(Refused("a field is not a string")),
+            _ => Err(Refused::NotAString),
         }
     }
 
     fn boolean(value: Value) -> Result<bool, Refused> {
-        value.as_bool().ok_or(Refused("a field is not a boolean"))
+        value.as_bool().ok_or(Refused::NotABoolean)
     }
 
     fn object(value: Value) -> Result<Map<String, Value>, Refused> {
         match value {
             Value::Object(map) => Ok(map),
-            _ => Err(NOT_AN_OBJECT),
+            _ => Err(Refused::NotAnObject),
         }
     }
 
@@ -250,20 +271,18 @@ mod decode {
                 }
                 Ok(())
             }
-            _ => Err(Refused("a field is not an array")),
+            _ => Err(Refused::NotAnArray),
         }
     }
 
     fn count(value: Value) -> Result<u64, Refused> {
-        value
-            .as_u64()
-            .ok_or(Refused("a count is not a non-negative integer"))
+        value.as_u64().ok_or(Refused::NotACount)
     }
 
     /// A unit variant: its name, or the `{"name": null}` form serde also accepts; `parse` is
     /// the vocabulary's table.
     fn variant<T>(value: Value, parse: fn(&str) -> Option<T>) -> Result<T, Refused> {
-        parse(&variant_name(value)?).ok_or(UNKNOWN_VARIANT)
+        parse(&variant_name(value)?).ok_or(Refused::UnknownVariant)
     }
 
     fn variant_name(value: Value) -> Result<String, Refused> {
@@ -271,9 +290,9 @@ mod decode {
             Value::String(name) => Ok(name),
             Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
                 Some((name, Value::Null)) => Ok(name),
-                _ => Err(UNKNOWN_VARIANT),
+                _ => Err(Refused::UnknownVariant),
             },
-            _ => Err(UNKNOWN_VARIANT),
+            _ => Err(Refused::UnknownVariant),
         }
     }
 
@@ -340,7 +359,7 @@ mod decode {
         // serde and link serde_json's typed-error machinery into the browser build.
         match value {
             Value::Object(map) => Ok(ContentPart::from_map(map)),
-            _ => Err(Refused("a content part is not an object")),
+            _ => Err(Refused::PartNotAnObject),
         }
     }
 
@@ -354,7 +373,7 @@ mod decode {
                 MessageContent::Parts(f.check(list(Value::Array(parts), part)).unwrap_or_default())
             }
             _ => {
-                f.refuse(Refused("a message's content is neither text nor parts"));
+                f.refuse(Refused::ContentNeither);
                 MessageContent::Text(String::new())
             }
         };
@@ -394,7 +413,7 @@ mod decode {
     pub(super) fn frame(m: Map<String, Value>) -> Result<Frame, Refused> {
         let frame_type = match m.get("type") {
             Some(Value::String(t)) => t.as_str(),
-            _ => return Err(Refused("a frame needs a string `type`")),
+            _ => return Err(Refused::TypeNotAString),
         };
         let kind = position(&FRAME_TYPES, frame_type);
         let Some(keys) = KEYS.get(kind) else {
@@ -633,8 +652,8 @@ pub fn step_correlation(conversation_id: &str, turn_id: &str, step_id: &str) -> 
 /// Host-lane inspector frames with the exact summaries of G4 and F4.
 pub mod host_inspector {
     use super::*;
+    use crate::json::object;
     use crate::tool::Truncated;
-    use serde_json::json;
 
     fn host(
         event_type: &str,
@@ -660,7 +679,7 @@ pub mod host_inspector {
                 capability_ids.len()
             ),
             correlation,
-            json!({ "capabilityIds": capability_ids }),
+            object([("capabilityIds", Value::from(capability_ids.to_vec()))]),
         )
     }
 
@@ -674,7 +693,10 @@ pub mod host_inspector {
                 truncated.reason.as_str()
             ),
             correlation,
-            json!({ "dropped": truncated.dropped, "reason": truncated.reason }),
+            object([
+                ("dropped", Value::from(truncated.dropped)),
+                ("reason", Value::from(truncated.reason.as_str())),
+            ]),
         )
     }
 
@@ -687,7 +709,7 @@ pub mod host_inspector {
                 wire_names.len()
             ),
             correlation,
-            json!({ "wireNames": wire_names }),
+            object([("wireNames", Value::from(wire_names.to_vec()))]),
         )
     }
 
@@ -697,7 +719,7 @@ pub mod host_inspector {
             "tool.unknown",
             format!("model called \"{wire_name}\" — in neither plane; answered NO_SUCH_TOOL"),
             correlation,
-            json!({ "wireName": wire_name }),
+            object([("wireName", Value::from(wire_name))]),
         )
     }
 
@@ -707,7 +729,10 @@ pub mod host_inspector {
             "model.fallback",
             format!("model \"{requested}\" is not served here — ran the default, \"{used}\""),
             correlation,
-            json!({ "requested": requested, "used": used }),
+            object([
+                ("requested", Value::from(requested)),
+                ("used", Value::from(used)),
+            ]),
         )
     }
 
@@ -718,7 +743,7 @@ pub mod host_inspector {
             "inspector.dropped",
             format!("{count} audit {noun} dropped — reader fell behind"),
             correlation,
-            json!({ "dropped": count }),
+            object([("dropped", Value::from(count))]),
         )
     }
 }
@@ -726,7 +751,7 @@ pub mod host_inspector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     /// The frames as the derives decode them: the reference the hand decoder must match.
     fn derived(value: &Value) -> Option<Frame> {
@@ -739,7 +764,7 @@ mod tests {
             error: ErrorBody,
         }
         fn de<T: serde::de::DeserializeOwned>(value: &Value) -> Option<T> {
-            serde_json::from_value(value.clone()).ok()
+            crate::test_support::from_value(value.clone()).ok()
         }
         Some(match value["type"].as_str()? {
             "step-start" => Frame::StepStart(de(value)?),
@@ -812,12 +837,12 @@ mod tests {
     #[test]
     fn lane_and_confirmation_spellings_are_their_serde_spellings() {
         for lane in [Lane::Runtime, Lane::Domain, Lane::Host] {
-            assert_eq!(serde_json::to_value(lane).unwrap(), lane.as_str());
+            assert_eq!(crate::test_support::to_value(lane).unwrap(), lane.as_str());
         }
         use crate::tool::Confirmation::*;
         for confirmation in [Never, Optional, Required] {
             assert_eq!(
-                serde_json::to_value(confirmation).unwrap(),
+                crate::test_support::to_value(confirmation).unwrap(),
                 confirmation.as_str()
             );
         }
@@ -881,7 +906,8 @@ mod tests {
             variants.push(replacement.clone());
         }
         for variant in &variants {
-            let derived = serde_json::from_value::<Vec<WireModelMessage>>(variant.clone()).ok();
+            let derived =
+                crate::test_support::from_value::<Vec<WireModelMessage>>(variant.clone()).ok();
             assert_eq!(decode_messages(variant.clone()), derived, "{variant}");
         }
         assert!(variants.len() > 300, "{}", variants.len());
@@ -930,7 +956,7 @@ mod tests {
         for sample in samples {
             let variants = mutations(&sample, &replacements);
             for variant in variants {
-                let hand = serde_json::from_value::<Frame>(variant.clone()).ok();
+                let hand = crate::test_support::from_value::<Frame>(variant.clone()).ok();
                 assert_eq!(hand, derived(&variant), "{variant}");
                 checked += 1;
             }
@@ -943,7 +969,7 @@ mod tests {
     #[test]
     fn a_refused_frame_names_its_first_wrong_field() {
         let refusal = |frame: Value| {
-            serde_json::from_value::<Frame>(frame)
+            crate::test_support::from_value::<Frame>(frame)
                 .unwrap_err()
                 .to_string()
         };
@@ -1016,15 +1042,16 @@ mod tests {
 
     #[test]
     fn unknown_frame_types_are_kept_and_known_ones_are_checked() {
-        let f: Frame = serde_json::from_value(json!({"type": "future-thing", "x": 1})).unwrap();
+        let f: Frame =
+            crate::test_support::from_value(json!({"type": "future-thing", "x": 1})).unwrap();
         assert_eq!(f.frame_type(), "future-thing");
         assert_eq!(
-            serde_json::to_value(&f).unwrap(),
+            crate::test_support::to_value(&f).unwrap(),
             json!({"type": "future-thing", "x": 1})
         );
-        assert!(serde_json::from_value::<Frame>(json!({"type": "text-delta"})).is_err());
-        assert!(serde_json::from_value::<Frame>(json!({"text": "x"})).is_err());
-        assert!(serde_json::from_value::<Frame>(json!({"type": 3})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"type": "text-delta"})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"text": "x"})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"type": 3})).is_err());
     }
 
     #[test]

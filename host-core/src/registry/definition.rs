@@ -43,12 +43,18 @@ fn fail(code: DefinitionErrorCode, message: String) -> Result<(), DefinitionErro
     Err(DefinitionError { code, message })
 }
 
+/// [`fail`] with its message joined from `parts`: one `concat` where a `format!` at each
+/// site built its own arguments (#16).
+fn fail_with(code: DefinitionErrorCode, parts: &[&str]) -> Result<(), DefinitionError> {
+    fail(code, parts.concat())
+}
+
 fn check_description(owner: &str, text: &str, max: usize) -> Result<(), DefinitionError> {
     let length = crate::envelope::char_count(text);
     if length == 0 {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::InvalidDefinition,
-            format!("{owner} needs a description"),
+            &[owner, " needs a description"],
         );
     }
     if length > max {
@@ -68,15 +74,15 @@ fn check_schema_of(
     patterns: &dyn PatternEngine,
 ) -> Result<(), DefinitionError> {
     if let Err(reason) = check_schema(schema, patterns) {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::UnsupportedSchema,
-            format!("{owner} {which} schema: {reason}"),
+            &[owner, " ", which, " schema: ", &reason],
         );
     }
     if input && schema.get("type").and_then(Value::as_str) != Some("object") {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::UnsupportedSchema,
-            format!("{owner} {which} schema must be an object schema"),
+            &[owner, " ", which, " schema must be an object schema"],
         );
     }
     Ok(())
@@ -86,9 +92,9 @@ fn check_schema_of(
 pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), DefinitionError> {
     let component_type = &def.component_type;
     if !ids::is_component_type(component_type) {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::InvalidId,
-            format!("component type \"{component_type}\" is not valid"),
+            &["component type \"", component_type, "\" is not valid"],
         );
     }
     if let Some(instance) = def
@@ -96,9 +102,9 @@ pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), 
         .as_deref()
         .filter(|i| !ids::is_instance_id(i))
     {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::InvalidId,
-            format!("instance id \"{instance}\" is not valid"),
+            &["instance id \"", instance, "\" is not valid"],
         );
     }
     check_description(component_type, &def.description, MAX_COMPONENT_DESCRIPTION)?;
@@ -111,15 +117,15 @@ pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), 
     for (name, description) in view {
         let id = ids::view_capability_id(component_type, name);
         if !ids::is_capability_name(name) || ids::parse_capability_id(&id).is_none() {
-            return fail(
+            return fail_with(
                 DefinitionErrorCode::InvalidId,
-                format!("capability id \"{id}\" is not valid"),
+                &["capability id \"", &id, "\" is not valid"],
             );
         }
         if names.contains(&name.as_str()) {
-            return fail(
+            return fail_with(
                 DefinitionErrorCode::DuplicateCapability,
-                format!("{id} is declared twice"),
+                &[&id, " is declared twice"],
             );
         }
         names.push(name);
@@ -132,12 +138,14 @@ pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), 
     for action in &def.actions {
         let id = ids::view_capability_id(component_type, &action.name);
         if !action.effect.is_view_action_effect() {
-            return fail(
+            return fail_with(
                 DefinitionErrorCode::PlaneViolation,
-                format!(
-                    "{id} declares effect {}; a view action is local-state or navigation",
-                    action.effect.as_str()
-                ),
+                &[
+                    &id,
+                    " declares effect ",
+                    action.effect.as_str(),
+                    "; a view action is local-state or navigation",
+                ],
             );
         }
         check_schema_of(&id, "input", &action.input_schema, true, patterns)?;
@@ -149,12 +157,13 @@ pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), 
     for procedure in &def.procedures {
         validate_procedure(procedure, patterns)?;
         if paths.contains(&procedure.path.as_str()) {
-            return fail(
+            return fail_with(
                 DefinitionErrorCode::DuplicateCapability,
-                format!(
-                    "domain:{} is referenced twice by one component",
-                    procedure.path
-                ),
+                &[
+                    "domain:",
+                    &procedure.path,
+                    " is referenced twice by one component",
+                ],
             );
         }
         paths.push(&procedure.path);
@@ -168,18 +177,20 @@ fn validate_procedure(
 ) -> Result<(), DefinitionError> {
     let id = ids::domain_capability_id(&procedure.path);
     if ids::parse_capability_id(&id).is_none() {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::InvalidId,
-            format!("capability id \"{id}\" is not valid"),
+            &["capability id \"", &id, "\" is not valid"],
         );
     }
     if !procedure.effect.is_domain_effect() {
-        return fail(
+        return fail_with(
             DefinitionErrorCode::PlaneViolation,
-            format!(
-                "{id} declares effect {}; a domain reference has a server effect",
-                procedure.effect.as_str()
-            ),
+            &[
+                &id,
+                " declares effect ",
+                procedure.effect.as_str(),
+                "; a domain reference has a server effect",
+            ],
         );
     }
     check_description(&id, &procedure.description, MAX_CAPABILITY_DESCRIPTION)?;

@@ -7,7 +7,8 @@
 use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
 use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
-    CancelToken, Confirmation, Effect, Handler, HandlerError, HandlerResult, InvocationContext,
+    Availability, CancelToken, Confirmation, Effect, Handler, HandlerError, HandlerResult,
+    InvocationContext,
 };
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
@@ -84,6 +85,8 @@ struct Resolved {
     registration: Registration,
     target: Target,
     description: String,
+    /// The capability's own gates (`when`, reasons), found with it.
+    gates: Availability,
 }
 
 /// No instance asked for, or this one.
@@ -250,24 +253,8 @@ impl Surface {
         let capability_id = &request.capability_id;
         let registration = &resolved.registration;
         let def = &registration.def;
-        let gates = match (&resolved.target, ids::parse_capability_id(capability_id)) {
-            (Target::Procedure { index }, _) => &def.procedures[*index].availability,
-            (_, Some(CapabilityId::View { name, .. })) => def
-                .observations
-                .iter()
-                .find(|o| o.name == name)
-                .map(|o| &o.availability)
-                .or_else(|| {
-                    def.actions
-                        .iter()
-                        .find(|a| a.name == name)
-                        .map(|a| &a.availability)
-                })
-                .ok_or_else(|| SurfaceError::not_found(capability_id))?,
-            _ => return Err(SurfaceError::not_found(capability_id)),
-        };
         registration
-            .availability(capability_id, gates)
+            .availability(capability_id, &resolved.gates)
             .map_err(|reason| SurfaceError::not_available(capability_id, &reason))?;
         let raw_input = match &request.input {
             None | Some(Value::Null) => Value::Object(Map::new()),
@@ -377,6 +364,7 @@ impl Surface {
                                 output_schema: o.output_schema.clone(),
                             },
                             o.description.clone(),
+                            o.availability.clone(),
                         )
                     })
                     .or_else(|| {
@@ -388,7 +376,7 @@ impl Surface {
                                 effect: a.effect,
                                 confirmation: a.confirmation,
                             };
-                            (target, a.description.clone())
+                            (target, a.description.clone(), a.availability.clone())
                         })
                     }),
                 CapabilityId::Domain { path } => def
@@ -396,18 +384,21 @@ impl Surface {
                     .iter()
                     .position(|p| p.path == path)
                     .map(|index| {
+                        let procedure = &def.procedures[index];
                         (
                             Target::Procedure { index },
-                            def.procedures[index].description.clone(),
+                            procedure.description.clone(),
+                            procedure.availability.clone(),
                         )
                     }),
                 CapabilityId::View { .. } => None,
             };
-            if let Some((target, description)) = found {
+            if let Some((target, description, gates)) = found {
                 out.push(Resolved {
                     registration: r,
                     target,
                     description,
+                    gates,
                 });
             }
         }

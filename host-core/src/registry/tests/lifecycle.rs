@@ -58,13 +58,15 @@ fn a_duplicate_live_instance_is_rejected_with_a_dead_handle() {
     );
 }
 
-fn definition_error(def: ComponentDef) -> DefinitionErrorCode {
-    Fixture::new()
+/// The code of the definition's refusal, after checking its message.
+fn definition_error_saying(def: ComponentDef, message: &str) -> DefinitionErrorCode {
+    let error = Fixture::new()
         .surface
         .register(def)
         .err()
-        .expect("a definition error")
-        .code
+        .expect("a definition error");
+    assert_eq!(error.message, message);
+    error.code
 }
 
 #[test]
@@ -72,65 +74,101 @@ fn structural_defects_are_definition_errors() {
     let screen = Rc::new(RefCell::new(Screen::default()));
     let mut def = pending_table(&screen);
     def.component_type = "Invoices.pending".into();
-    assert_eq!(definition_error(def), DefinitionErrorCode::InvalidId);
+    assert_eq!(
+        definition_error_saying(def, "component type \"Invoices.pending\" is not valid"),
+        DefinitionErrorCode::InvalidId
+    );
     let mut def = pending_table(&screen);
     def.instance_id = Some("row 1".into());
-    assert_eq!(definition_error(def), DefinitionErrorCode::InvalidId);
+    assert_eq!(
+        definition_error_saying(def, "instance id \"row 1\" is not valid"),
+        DefinitionErrorCode::InvalidId
+    );
     let mut def = pending_table(&screen);
     def.actions[0].name = "set_filters".into();
-    assert_eq!(definition_error(def), DefinitionErrorCode::InvalidId);
+    assert_eq!(
+        definition_error_saying(
+            def,
+            "capability id \"view:invoices.pending.set_filters\" is not valid"
+        ),
+        DefinitionErrorCode::InvalidId
+    );
     let mut def = pending_table(&screen);
     def.actions[0].name = "readState".into();
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(def, "view:invoices.pending.readState is declared twice"),
         DefinitionErrorCode::DuplicateCapability
     );
     let mut def = pending_table(&screen);
     def.actions[0].effect = Effect::ServerMutation;
-    assert_eq!(definition_error(def), DefinitionErrorCode::PlaneViolation);
+    assert_eq!(definition_error_saying(def, "view:invoices.pending.setFilters declares effect server-mutation; a view action is local-state or navigation"), DefinitionErrorCode::PlaneViolation);
     let mut def = chase_dialog(&screen, &[]);
     def.procedures[0].effect = Effect::LocalState;
-    assert_eq!(definition_error(def), DefinitionErrorCode::PlaneViolation);
+    assert_eq!(definition_error_saying(def, "domain:update-collection-status declares effect local-state; a domain reference has a server effect"), DefinitionErrorCode::PlaneViolation);
     let mut def = pending_table(&screen);
     def.actions[0].input_schema = json!({ "oneOf": [{ "type": "object" }] });
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(def, "view:invoices.pending.setFilters input schema: keyword `oneOf` is outside the supported schema subset"),
         DefinitionErrorCode::UnsupportedSchema
     );
     let mut def = pending_table(&screen);
     def.actions[0].input_schema = json!({ "type": "string" });
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(
+            def,
+            "view:invoices.pending.setFilters input schema must be an object schema"
+        ),
         DefinitionErrorCode::UnsupportedSchema
     );
     let mut def = pending_table(&screen);
     def.observations[0].output_schema = json!({ "type": "string", "pattern": "(?=x)" });
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(def, "view:invoices.pending.readState output schema: pattern \"(?=x)\": look-around or a named group is not supported"),
         DefinitionErrorCode::UnsupportedSchema
     );
     let mut def = pending_table(&screen);
     def.description = "x".repeat(501);
-    assert_eq!(definition_error(def), DefinitionErrorCode::LimitExceeded);
+    assert_eq!(
+        definition_error_saying(
+            def,
+            "invoices.pending has a 501-character description, over the limit of 500"
+        ),
+        DefinitionErrorCode::LimitExceeded
+    );
     let mut def = pending_table(&screen);
     def.actions[1].description = "x".repeat(301);
-    assert_eq!(definition_error(def), DefinitionErrorCode::LimitExceeded);
+    assert_eq!(
+        definition_error_saying(
+            def,
+            "view:invoices.pending.sort has a 301-character description, over the limit of 300"
+        ),
+        DefinitionErrorCode::LimitExceeded
+    );
     let mut def = pending_table(&screen);
     def.observations[1].description = String::new();
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(def, "view:invoices.pending.readFilters needs a description"),
         DefinitionErrorCode::InvalidDefinition
     );
     let mut def = chase_dialog(&screen, &[]);
     def.procedures.push(def.procedures[0].clone());
     assert_eq!(
-        definition_error(def),
+        definition_error_saying(
+            def,
+            "domain:update-collection-status is referenced twice by one component"
+        ),
         DefinitionErrorCode::DuplicateCapability
     );
-    let long = format!("a.{}", "b".repeat(118));
+    let long_type = format!("a.{}", "b".repeat(118));
     let mut def = navigation();
-    def.component_type = long;
-    assert_eq!(definition_error(def), DefinitionErrorCode::InvalidId);
+    def.component_type = long_type.clone();
+    assert_eq!(
+        definition_error_saying(
+            def,
+            &format!("capability id \"view:{}.goTo\" is not valid", long_type),
+        ),
+        DefinitionErrorCode::InvalidId
+    );
 }
 
 #[test]
