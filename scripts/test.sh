@@ -20,6 +20,13 @@ cargo build -p dpas-protocol --target wasm32-unknown-unknown
 step "tests"
 cargo test --workspace
 
+# `cargo test --workspace` unifies features: the server's turn on `serde-json-value`, so there
+# `json::Value` is serde_json's. The browser build gets dpas-protocol's own `json::value`
+# types; the protocol's and the core's tests run on those here. (Sequential: a second cargo
+# beside the one above would wait for its lock on target/.)
+step "tests on the browser build's json::Value (dpas-protocol without serde-json-value)"
+cargo test -p dpas-protocol -p dpas-host-core --no-default-features
+
 step "fuzz: a bounded run of the stable-Rust fuzz targets (scripts/fuzz.sh for long runs)"
 FUZZ_CASES=4000 FUZZ_PROFILE=dev bash scripts/fuzz.sh
 
@@ -29,6 +36,12 @@ js_deps='^(wasm-bindgen|js-sys|web-sys)( |$)'
 cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none | grep -Eq "$js_deps"
 if cargo tree -p dpas-host-core --target wasm32-unknown-unknown -e normal --prefix none | grep -E "$js_deps"; then
   echo "dpas-host-core depends on a JS binding crate (above): conversion belongs in host-wasm" >&2
+  exit 1
+fi
+
+step "host-wasm: no serde_json, indexmap or hashbrown in the browser build (json::value instead)"
+if cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none | grep -E '^(serde_json|indexmap|hashbrown) '; then
+  echo "the browser build links the crate(s) above: dpas-protocol's serde-json-value feature is on" >&2
   exit 1
 fi
 

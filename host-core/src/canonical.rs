@@ -68,7 +68,7 @@ pub fn json_text(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use dpas_protocol::test_json as json;
 
     #[test]
     fn insertion_sort_is_stable() {

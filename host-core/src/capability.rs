@@ -413,7 +413,7 @@ mod tests {
             Confirmation::Optional
         );
         assert_eq!(
-            serde_json::to_value(Effect::LocalState).unwrap(),
+            dpas_protocol::test_support::to_value(Effect::LocalState).unwrap(),
             "local-state"
         );
     }
@@ -421,7 +421,10 @@ mod tests {
     #[test]
     fn effects_are_their_serde_spelling() {
         for effect in Effect::ALL {
-            assert_eq!(serde_json::to_value(effect).unwrap(), effect.as_str());
+            assert_eq!(
+                dpas_protocol::test_support::to_value(effect).unwrap(),
+                effect.as_str()
+            );
             assert_eq!(Effect::parse(effect.as_str()), Some(effect));
         }
         assert_eq!(Effect::ALL.len(), 7);

@@ -600,10 +600,10 @@ impl Conversation {
 mod tests {
     use super::*;
     use crate::turn::TurnStatus;
-    use serde_json::json;
+    use dpas_protocol::test_json as json;
 
     fn frame(value: Value) -> Frame {
-        serde_json::from_value(value).unwrap()
+        dpas_protocol::test_support::from_value(value).unwrap()
     }
 
     /// What JS gets (`dpas_protocol::json`'s text) is what the `Serialize` derives write.
@@ -957,7 +957,7 @@ mod tests {
         dpas_protocol::require_traces!();
         let trace = crate::testing::trace_request("browser-carla-step2");
         let messages: Vec<WireModelMessage> =
-            serde_json::from_value(trace["messages"].clone()).unwrap();
+            dpas_protocol::test_support::from_value(trace["messages"].clone()).unwrap();
         let conversation = Conversation::restore("cnv_clkfjhdk056i", messages.clone(), None);
         let state = conversation.state();
         let roles: Vec<ChatRole> = state.messages.iter().map(|m| m.role).collect();
@@ -1001,7 +1001,7 @@ mod tests {
         );
         assert_eq!(conversation.history(), messages);
         assert!(!state.is_running);
-        let view = serde_json::to_value(&state.messages[1]).unwrap();
+        let view = dpas_protocol::test_support::to_value(&state.messages[1]).unwrap();
         assert!(view.get("rawText").is_none() && view.get("toolCalls").is_some());
     }
 }

@@ -315,7 +315,7 @@ impl InvocationResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use dpas_protocol::test_json as json;
 
     #[test]
     fn char_count_counts_what_chars_counts() {
@@ -334,7 +334,10 @@ mod tests {
     #[test]
     fn error_codes_are_their_serde_spelling() {
         for code in ErrorCode::ALL {
-            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+            assert_eq!(
+                dpas_protocol::test_support::to_value(code).unwrap(),
+                code.as_str()
+            );
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
         }
         assert_eq!(ErrorCode::ALL.len(), 16);
@@ -350,7 +353,7 @@ mod tests {
         assert!(ErrorCode::ExecutionFailed.is_terminal());
         assert!(ErrorCode::CapabilityNotFound.is_terminal());
         assert_eq!(
-            serde_json::to_value(ErrorCode::CapabilityNotAvailable).unwrap(),
+            dpas_protocol::test_support::to_value(ErrorCode::CapabilityNotAvailable).unwrap(),
             "CAPABILITY_NOT_AVAILABLE"
         );
     }
@@ -362,7 +365,7 @@ mod tests {
         assert_eq!(value["code"], "CAPABILITY_NOT_AVAILABLE");
         assert_eq!(value["retry"], "after-refresh");
         assert_eq!(value["details"], json!({ "reason": "Open a dialog first" }));
-        let back: SurfaceError = serde_json::from_value(value).unwrap();
+        let back: SurfaceError = dpas_protocol::test_support::from_value(value).unwrap();
         assert_eq!(back, error);
     }
 

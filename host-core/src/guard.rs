@@ -98,8 +98,8 @@ pub fn unexecuted_results(calls: &[PendingToolCall]) -> Vec<WireModelMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dpas_protocol::test_json as json;
     use dpas_protocol::HostErrorCode;
-    use serde_json::json;
 
     fn failure(retry: &str) -> Value {
         json!({ "error": { "code": "PRECONDITION_FAILED", "message": "m", "retry": retry } })
@@ -252,7 +252,7 @@ mod tests {
         let calls = vec![call("c1", "view_a__b__c"), call("c2", "domain_x")];
         let messages: Vec<Value> = unexecuted_results(&calls)
             .iter()
-            .map(|m| serde_json::to_value(m).unwrap())
+            .map(|m| dpas_protocol::test_support::to_value(m).unwrap())
             .collect();
         assert_eq!(messages.len(), 2);
         assert_eq!(

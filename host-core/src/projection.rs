@@ -269,7 +269,7 @@ mod tests {
     use super::*;
     use crate::capability::{ActionDef, Availability, ComponentDef, Handler, ProcedureDef};
     use crate::testing::{demo_surface, trace_request};
-    use serde_json::json;
+    use dpas_protocol::test_json as json;
 
     fn names(projection: &Projection) -> Vec<&str> {
         projection
@@ -290,11 +290,11 @@ mod tests {
         let projection = project(&surface, &pending_floor());
         let trace = trace_request("browser-carla-step0");
         assert_eq!(
-            serde_json::to_value(&projection.descriptors).unwrap(),
+            dpas_protocol::test_support::to_value(&projection.descriptors).unwrap(),
             trace["catalog"]["frontendTools"]
         );
         assert_eq!(
-            serde_json::to_value(&projection.state).unwrap(),
+            dpas_protocol::test_support::to_value(&projection.state).unwrap(),
             trace["catalog"]["frontendState"]
         );
         assert_eq!(projection.truncated(), None);

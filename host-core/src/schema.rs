@@ -636,7 +636,7 @@ mod tests {
     };
     use crate::pattern::NativePatterns;
     use dpas_protocol::json::Value;
-    use serde_json::json;
+    use dpas_protocol::test_json as json;
 
     fn check_schema(schema: &Value) -> Result<(), String> {
         super::check_schema(schema, &NativePatterns)

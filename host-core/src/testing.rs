@@ -9,7 +9,7 @@ use crate::ids::{parse_capability_id, CapabilityId};
 use crate::registry::{Surface, SurfaceOptions};
 use crate::settle::Clock;
 use dpas_protocol::json::{Map, Value};
-use serde_json::json;
+use dpas_protocol::test_json as json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -90,7 +90,8 @@ pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
             .map_or(full, |(_, rest)| rest)
             .to_owned();
         let schema = tool["inputSchema"].clone();
-        let effect: Effect = serde_json::from_value(tool["effect"].clone()).expect("an effect");
+        let effect: Effect =
+            dpas_protocol::test_support::from_value(tool["effect"].clone()).expect("an effect");
         match parse_capability_id(id).expect("a canonical id") {
             CapabilityId::View {
                 component_type,

@@ -172,7 +172,7 @@ fn static_schema(text: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     fn desc(wire: &str, id: &str) -> WireToolDescriptor {
         WireToolDescriptor {

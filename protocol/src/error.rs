@@ -251,8 +251,8 @@ mod tests {
         ($($ty:ty),+) => {$(
             for v in <$ty>::ALL {
                 let text = v.as_str();
-                assert_eq!(serde_json::to_value(v).unwrap(), text, "{}", stringify!($ty));
-                assert_eq!(serde_json::from_value::<$ty>(text.into()).unwrap(), v);
+                assert_eq!(crate::test_support::to_value(v).unwrap(), text, "{}", stringify!($ty));
+                assert_eq!(crate::test_support::from_value::<$ty>(text.into()).unwrap(), v);
                 assert_eq!(<$ty>::parse(text), Some(v));
             }
             assert_eq!(<$ty>::parse("no such value"), None);

@@ -652,8 +652,8 @@ pub fn step_correlation(conversation_id: &str, turn_id: &str, step_id: &str) -> 
 /// Host-lane inspector frames with the exact summaries of G4 and F4.
 pub mod host_inspector {
     use super::*;
+    use crate::json::object;
     use crate::tool::Truncated;
-    use serde_json::json;
 
     fn host(
         event_type: &str,
@@ -679,7 +679,7 @@ pub mod host_inspector {
                 capability_ids.len()
             ),
             correlation,
-            json!({ "capabilityIds": capability_ids }),
+            object([("capabilityIds", Value::from(capability_ids.to_vec()))]),
         )
     }
 
@@ -693,7 +693,10 @@ pub mod host_inspector {
                 truncated.reason.as_str()
             ),
             correlation,
-            json!({ "dropped": truncated.dropped, "reason": truncated.reason }),
+            object([
+                ("dropped", Value::from(truncated.dropped)),
+                ("reason", Value::from(truncated.reason.as_str())),
+            ]),
         )
     }
 
@@ -706,7 +709,7 @@ pub mod host_inspector {
                 wire_names.len()
             ),
             correlation,
-            json!({ "wireNames": wire_names }),
+            object([("wireNames", Value::from(wire_names.to_vec()))]),
         )
     }
 
@@ -716,7 +719,7 @@ pub mod host_inspector {
             "tool.unknown",
             format!("model called \"{wire_name}\" — in neither plane; answered NO_SUCH_TOOL"),
             correlation,
-            json!({ "wireName": wire_name }),
+            object([("wireName", Value::from(wire_name))]),
         )
     }
 
@@ -726,7 +729,10 @@ pub mod host_inspector {
             "model.fallback",
             format!("model \"{requested}\" is not served here — ran the default, \"{used}\""),
             correlation,
-            json!({ "requested": requested, "used": used }),
+            object([
+                ("requested", Value::from(requested)),
+                ("used", Value::from(used)),
+            ]),
         )
     }
 
@@ -737,7 +743,7 @@ pub mod host_inspector {
             "inspector.dropped",
             format!("{count} audit {noun} dropped — reader fell behind"),
             correlation,
-            json!({ "dropped": count }),
+            object([("dropped", Value::from(count))]),
         )
     }
 }
@@ -745,7 +751,7 @@ pub mod host_inspector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     /// The frames as the derives decode them: the reference the hand decoder must match.
     fn derived(value: &Value) -> Option<Frame> {
@@ -758,7 +764,7 @@ mod tests {
             error: ErrorBody,
         }
         fn de<T: serde::de::DeserializeOwned>(value: &Value) -> Option<T> {
-            serde_json::from_value(value.clone()).ok()
+            crate::test_support::from_value(value.clone()).ok()
         }
         Some(match value["type"].as_str()? {
             "step-start" => Frame::StepStart(de(value)?),
@@ -831,12 +837,12 @@ mod tests {
     #[test]
     fn lane_and_confirmation_spellings_are_their_serde_spellings() {
         for lane in [Lane::Runtime, Lane::Domain, Lane::Host] {
-            assert_eq!(serde_json::to_value(lane).unwrap(), lane.as_str());
+            assert_eq!(crate::test_support::to_value(lane).unwrap(), lane.as_str());
         }
         use crate::tool::Confirmation::*;
         for confirmation in [Never, Optional, Required] {
             assert_eq!(
-                serde_json::to_value(confirmation).unwrap(),
+                crate::test_support::to_value(confirmation).unwrap(),
                 confirmation.as_str()
             );
         }
@@ -900,7 +906,8 @@ mod tests {
             variants.push(replacement.clone());
         }
         for variant in &variants {
-            let derived = serde_json::from_value::<Vec<WireModelMessage>>(variant.clone()).ok();
+            let derived =
+                crate::test_support::from_value::<Vec<WireModelMessage>>(variant.clone()).ok();
             assert_eq!(decode_messages(variant.clone()), derived, "{variant}");
         }
         assert!(variants.len() > 300, "{}", variants.len());
@@ -949,7 +956,7 @@ mod tests {
         for sample in samples {
             let variants = mutations(&sample, &replacements);
             for variant in variants {
-                let hand = serde_json::from_value::<Frame>(variant.clone()).ok();
+                let hand = crate::test_support::from_value::<Frame>(variant.clone()).ok();
                 assert_eq!(hand, derived(&variant), "{variant}");
                 checked += 1;
             }
@@ -962,7 +969,7 @@ mod tests {
     #[test]
     fn a_refused_frame_names_its_first_wrong_field() {
         let refusal = |frame: Value| {
-            serde_json::from_value::<Frame>(frame)
+            crate::test_support::from_value::<Frame>(frame)
                 .unwrap_err()
                 .to_string()
         };
@@ -1035,15 +1042,16 @@ mod tests {
 
     #[test]
     fn unknown_frame_types_are_kept_and_known_ones_are_checked() {
-        let f: Frame = serde_json::from_value(json!({"type": "future-thing", "x": 1})).unwrap();
+        let f: Frame =
+            crate::test_support::from_value(json!({"type": "future-thing", "x": 1})).unwrap();
         assert_eq!(f.frame_type(), "future-thing");
         assert_eq!(
-            serde_json::to_value(&f).unwrap(),
+            crate::test_support::to_value(&f).unwrap(),
             json!({"type": "future-thing", "x": 1})
         );
-        assert!(serde_json::from_value::<Frame>(json!({"type": "text-delta"})).is_err());
-        assert!(serde_json::from_value::<Frame>(json!({"text": "x"})).is_err());
-        assert!(serde_json::from_value::<Frame>(json!({"type": 3})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"type": "text-delta"})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"text": "x"})).is_err());
+        assert!(crate::test_support::from_value::<Frame>(json!({"type": 3})).is_err());
     }
 
     #[test]

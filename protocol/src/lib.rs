@@ -24,7 +24,9 @@ pub use frame::{
     StepStart, ToolCallFrame, ToolResultFrame,
 };
 pub use message::{ContentPart, MessageContent, Role, WireModelMessage};
-pub use ndjson::{encode_frame, encode_frame_into, FrameDecoder, TrailingFragment};
+#[cfg(any(feature = "serde-json-value", feature = "test-support", test))]
+pub use ndjson::{encode_frame, encode_frame_into};
+pub use ndjson::{FrameDecoder, TrailingFragment};
 #[cfg(feature = "server")]
 pub use request::{decode_request, decode_request_value, ChatStepRequest};
 pub use request::{CatalogV2, ProtocolVersion, StepRequestV1, StepRequestV2};

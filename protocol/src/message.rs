@@ -329,7 +329,7 @@ impl Serialize for ContentPart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     #[test]
     fn unknown_and_odd_parts_round_trip_unchanged() {
@@ -340,12 +340,12 @@ mod tests {
             {"type": "reasoning", "text": "hm", "providerOptions": {"anthropic": {"signature": "sig"}}},
             {"noType": true}
         ]);
-        let parts: Vec<ContentPart> = serde_json::from_value(raw.clone()).unwrap();
+        let parts: Vec<ContentPart> = crate::test_support::from_value(raw.clone()).unwrap();
         assert!(matches!(parts[0], ContentPart::Other(_)));
         assert!(matches!(parts[1], ContentPart::Other(_)));
         assert!(matches!(parts[2], ContentPart::ToolCall { .. }));
         assert!(matches!(parts[3], ContentPart::Reasoning { .. }));
-        assert_eq!(serde_json::to_value(&parts).unwrap(), raw);
+        assert_eq!(crate::test_support::to_value(&parts).unwrap(), raw);
     }
 
     #[test]
@@ -364,13 +364,14 @@ mod tests {
     #[test]
     fn string_content_and_roles() {
         let m: WireModelMessage =
-            serde_json::from_value(json!({"role": "user", "content": "hi", "extra": 1})).unwrap();
+            crate::test_support::from_value(json!({"role": "user", "content": "hi", "extra": 1}))
+                .unwrap();
         assert_eq!(m, WireModelMessage::user_text("hi"));
-        assert!(serde_json::from_value::<WireModelMessage>(
+        assert!(crate::test_support::from_value::<WireModelMessage>(
             json!({"role": "robot", "content": "x"})
         )
         .is_err());
-        assert!(serde_json::from_value::<WireModelMessage>(
+        assert!(crate::test_support::from_value::<WireModelMessage>(
             json!({"role": "user", "content": [1]})
         )
         .is_err());

@@ -9,13 +9,16 @@ use crate::frame::{ErrorBody, Frame};
 /// The message of the error frame a malformed line becomes (J4).
 pub const MALFORMED_FRAME_MESSAGE: &str = "Malformed frame received.";
 
-/// Appends one frame and its newline to `out`.
+/// Appends one frame and its newline to `out`. (The server's; the browser build writes no
+/// frames.)
+#[cfg(any(feature = "serde-json-value", feature = "test-support", test))]
 pub fn encode_frame_into(frame: &Frame, out: &mut Vec<u8>) {
     serde_json::to_writer(&mut *out, frame).expect("frames always serialise");
     out.push(b'\n');
 }
 
 /// One frame as an NDJSON line.
+#[cfg(any(feature = "serde-json-value", feature = "test-support", test))]
 pub fn encode_frame(frame: &Frame) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     encode_frame_into(frame, &mut out);

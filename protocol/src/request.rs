@@ -116,7 +116,7 @@ impl WriteJson for CatalogV2<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     /// `to_json` writes the bytes of the `Serialize` derives, every optional field present
     /// and absent, every content part kind (with extra keys), odd strings and numbers.
@@ -124,7 +124,7 @@ mod tests {
     fn to_json_is_the_serialize_derive_byte_for_byte() {
         use crate::message::{ContentPart, MessageContent, Role};
         use crate::tool::{Confirmation, Plane, TruncationReason};
-        let messages: Vec<WireModelMessage> = serde_json::from_value(json!([
+        let messages: Vec<WireModelMessage> = crate::test_support::from_value(json!([
             {"role": "system", "content": "be \"brief\"\n\u{1}"},
             {"role": "user", "content": [{"type": "text", "text": "é😀", "providerOptions": {"x": 1}}]},
             {"role": "assistant", "content": [

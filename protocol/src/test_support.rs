@@ -84,3 +84,41 @@ macro_rules! require_traces {
         }
     };
 }
+
+/// `json::Value` from serde_json's (the same value when they are one type, the
+/// `serde-json-value` feature on).
+#[allow(clippy::useless_conversion)] // the identity with `serde-json-value` on
+pub fn from_serde(value: serde_json::Value) -> crate::json::Value {
+    value.into()
+}
+
+/// serde_json's value of a `json::Value`.
+#[allow(clippy::useless_conversion)] // the identity with `serde-json-value` on
+pub fn into_serde(value: crate::json::Value) -> serde_json::Value {
+    value.into()
+}
+
+/// `crate::test_support::to_value`, as a `json::Value`: what a type's `Serialize` derive writes.
+pub fn to_value<T: serde::Serialize>(value: T) -> Result<crate::json::Value, serde_json::Error> {
+    serde_json::to_value(value).map(from_serde)
+}
+
+/// `crate::test_support::from_value` from a `json::Value`: what a type's `Deserialize` derive reads.
+pub fn from_value<T: serde::de::DeserializeOwned>(
+    value: crate::json::Value,
+) -> Result<T, serde_json::Error> {
+    serde_json::from_value(into_serde(value))
+}
+
+/// `serde_json::from_str` into a `json::Value` (serde_json's parser, the oracle's).
+pub fn from_str(text: &str) -> crate::json::Value {
+    from_serde(serde_json::from_str(text).expect("JSON text"))
+}
+
+/// `serde_json::json!`, as a `json::Value`.
+#[macro_export]
+macro_rules! test_json {
+    ($($json:tt)+) => {
+        $crate::test_support::from_serde(::serde_json::json!($($json)+))
+    };
+}

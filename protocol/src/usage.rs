@@ -248,7 +248,7 @@ impl Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     fn report(v: Value) -> UsageReport {
         UsageReport::from_json(&v)
@@ -270,7 +270,7 @@ mod tests {
         acc.add_step(&report(json!({"inputTokens": 16, "outputTokens": 16, "totalTokens": 32, "cachedInputTokens": 8, "reasoningTokens": 4})));
         let u = acc.finish().unwrap();
         assert_eq!(
-            serde_json::to_value(u).unwrap(),
+            crate::test_support::to_value(u).unwrap(),
             json!({"inputTokens":16,"outputTokens":16,"totalTokens":32,"cachedInputTokens":8,"reasoningTokens":4,"reportedSteps":1})
         );
         assert_eq!(u.summary(), "16 in · 16 out (4 reasoning) · 1 model step");
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(u.cached_input_tokens, None);
         assert_eq!(u.cache_write_input_tokens, None);
         assert_eq!(u.reasoning_tokens, Some(1));
-        let v = serde_json::to_value(u).unwrap();
+        let v = crate::test_support::to_value(u).unwrap();
         assert!(
             v.get("cachedInputTokens").is_none(),
             "never written as null"

@@ -286,7 +286,10 @@ where
 /// Sorts indexes with a comparator behind `dyn`: every sort here is this one instantiation of
 /// the standard library's sort, not one per element type and closure (the wasm package pays
 /// for each copy).
-fn sort_indices(indexes: &mut [usize], cmp: &mut dyn FnMut(usize, usize) -> std::cmp::Ordering) {
+pub(crate) fn sort_indices(
+    indexes: &mut [usize],
+    cmp: &mut dyn FnMut(usize, usize) -> std::cmp::Ordering,
+) {
     indexes.sort_unstable_by(|&a, &b| cmp(a, b));
 }
 

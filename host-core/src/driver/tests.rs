@@ -5,11 +5,11 @@ use super::*;
 use crate::testing::{demo_surface, FakeClock};
 use crate::turn::{ConfirmRequest, StepResponse, TransportFailure};
 use dpas_protocol::encode_frame;
+use dpas_protocol::test_json as json;
 use futures_channel::oneshot;
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use futures_util::{FutureExt, StreamExt};
-use serde_json::json;
 
 /// One finished step that answers in text.
 fn answer() -> Vec<u8> {
@@ -24,7 +24,11 @@ fn answer() -> Vec<u8> {
     ];
     frames
         .iter()
-        .flat_map(|f| encode_frame(&serde_json::from_value::<Frame>(f.clone()).expect("a frame")))
+        .flat_map(|f| {
+            encode_frame(
+                &dpas_protocol::test_support::from_value::<Frame>(f.clone()).expect("a frame"),
+            )
+        })
         .collect()
 }
 

@@ -124,7 +124,7 @@ fn gate(available: Result<(), String>) -> (bool, Option<String>) {
 
 // The snapshot as JSON, built by hand: what its `Serialize` derive writes, field for field
 // (`snapshot_json_is_what_serialize_writes` compares them). The browser build needs the JSON
-// only in meta mode (`surface_discover`); through `serde_json::to_value` it instantiated
+// only in meta mode (`surface_discover`); through `dpas_protocol::test_support::to_value` it instantiated
 // serde_json's whole `Value` serializer and every snapshot type's `Serialize` for it (1.2 KB
 // gzip), and through JSON text a float of 17 significant digits may not read back to the
 // same `f64` (serde_json without `float_roundtrip`).

@@ -406,10 +406,10 @@ mod tests {
     use crate::capability::ComponentDef;
     use crate::testing::demo_surface;
     use crate::turn::ConfirmRequest;
+    use dpas_protocol::test_json as json;
     use futures_executor::block_on;
     use futures_util::future::LocalBoxFuture;
     use futures_util::FutureExt;
-    use serde_json::json;
 
     struct Ui;
 

@@ -9,13 +9,19 @@
 //! same, keys in the order written.
 
 mod parse;
+pub mod value;
 mod write;
 
 pub use parse::{parse, ParseError};
 pub use write::{to_string, write_str, ObjectWriter, WriteJson};
 
-/// The JSON value type of the protocol's wire types and of every browser-build crate.
+/// The JSON value types of the protocol's wire types and of every browser-build crate:
+/// serde_json's with the `serde-json-value` feature (the server, its model adapters), this
+/// crate's own [`value`] types without it (the browser build).
+#[cfg(feature = "serde-json-value")]
 pub use serde_json::{Map, Number, Value};
+#[cfg(not(feature = "serde-json-value"))]
+pub use value::{Map, Number, Value};
 
 /// `{"k1": v1, "k2": v2, …}` in the order given (a later duplicate key replaces the value).
 pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
@@ -39,7 +45,7 @@ mod oracle;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::test_json as json;
 
     #[test]
     fn builds_what_the_macro_builds_with_its_key_order() {

@@ -270,7 +270,7 @@ fn huge_inputs_read_whole() {
             .join(",")
     );
     assert_agrees(many.as_bytes());
-    let wide: serde_json::Map<String, Value> = (0..20_000)
+    let wide: super::Map<String, Value> = (0..20_000)
         .map(|i| (format!("k{i}"), Value::from(i)))
         .collect();
     let text = serde_json::to_string(&wide).unwrap();

@@ -9,7 +9,7 @@
 //! other control characters as `\u00xx`, nothing else); integers in decimal; floats as
 //! serde_json's `zmij` prints them (`1.5`, `1e21`, `-0.0`), non-finite ones as `null`.
 
-use super::{Map, Number, Value};
+use super::value;
 
 /// A value with a JSON text.
 pub trait WriteJson {
@@ -115,41 +115,55 @@ fn write_f64(f: f64, out: &mut String) {
     }
 }
 
-impl WriteJson for Value {
-    fn write_json(&self, out: &mut String) {
-        match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => b.write_json(out),
-            Value::Number(n) => n.write_json(out),
-            Value::String(s) => write_str(s, out),
-            Value::Array(items) => items.write_json(out),
-            Value::Object(map) => map.write_json(out),
+/// `WriteJson` for a value type: this crate's own always, serde_json's with the
+/// `serde-json-value` feature (the same functions over the same API).
+macro_rules! write_json_for_value {
+    ($value:ty, $map:ty, $number:ty) => {
+        impl WriteJson for $value {
+            fn write_json(&self, out: &mut String) {
+                match self {
+                    Self::Null => out.push_str("null"),
+                    Self::Bool(b) => b.write_json(out),
+                    Self::Number(n) => n.write_json(out),
+                    Self::String(s) => write_str(s, out),
+                    Self::Array(items) => items.write_json(out),
+                    Self::Object(map) => map.write_json(out),
+                }
+            }
         }
-    }
+
+        impl WriteJson for $map {
+            fn write_json(&self, out: &mut String) {
+                let mut object = ObjectWriter::new(out);
+                for (key, value) in self {
+                    object.field(key, value);
+                }
+                object.end();
+            }
+        }
+
+        impl WriteJson for $number {
+            fn write_json(&self, out: &mut String) {
+                if let Some(n) = self.as_u64() {
+                    write_u64(n, out);
+                } else if let Some(n) = self.as_i64() {
+                    out.push('-');
+                    write_u64(n.unsigned_abs(), out);
+                } else {
+                    write_f64(self.as_f64().unwrap_or(f64::NAN), out);
+                }
+            }
+        }
+    };
 }
 
-impl WriteJson for Map<String, Value> {
-    fn write_json(&self, out: &mut String) {
-        let mut object = ObjectWriter::new(out);
-        for (key, value) in self {
-            object.field(key, value);
-        }
-        object.end();
-    }
-}
-
-impl WriteJson for Number {
-    fn write_json(&self, out: &mut String) {
-        if let Some(n) = self.as_u64() {
-            write_u64(n, out);
-        } else if let Some(n) = self.as_i64() {
-            out.push('-');
-            write_u64(n.unsigned_abs(), out);
-        } else {
-            write_f64(self.as_f64().unwrap_or(f64::NAN), out);
-        }
-    }
-}
+write_json_for_value!(value::Value, value::Map<String, value::Value>, value::Number);
+#[cfg(feature = "serde-json-value")]
+write_json_for_value!(
+    serde_json::Value,
+    serde_json::Map<String, serde_json::Value>,
+    serde_json::Number
+);
 
 impl WriteJson for str {
     fn write_json(&self, out: &mut String) {

@@ -8,10 +8,10 @@ use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError}
 use crate::pattern::NativePatterns;
 use crate::schema::empty_object_schema;
 use dpas_protocol::json::{Map, Value};
+use dpas_protocol::test_json as json;
 use futures_channel::oneshot;
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
-use serde_json::json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

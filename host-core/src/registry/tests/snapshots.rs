@@ -40,7 +40,7 @@ fn snapshots_order_components_and_report_availability() {
     let properties = procedure.input_schema["properties"].as_object().unwrap();
     assert!(!properties.contains_key("invoiceId"));
     assert!(procedure.input_schema.get("required").is_none());
-    let wire = serde_json::to_value(procedure).unwrap();
+    let wire = dpas_protocol::test_support::to_value(procedure).unwrap();
     assert_eq!(
         wire["boundFields"],
         json!([{ "path": "invoiceId", "locked": true, "source": "ui-state" }])
@@ -48,7 +48,7 @@ fn snapshots_order_components_and_report_availability() {
     assert_eq!(wire["confirmation"], "optional");
     assert_eq!(wire["effect"], "server-mutation");
     assert_eq!(
-        serde_json::to_value(table).unwrap()["type"],
+        dpas_protocol::test_support::to_value(table).unwrap()["type"],
         "invoices.pending"
     );
 }
@@ -109,7 +109,10 @@ fn snapshot_json_is_what_serialize_writes() {
     table.observations.push(observation);
 
     let by_hand = snapshot.to_value();
-    assert_eq!(by_hand, serde_json::to_value(&snapshot).unwrap());
+    assert_eq!(
+        by_hand,
+        dpas_protocol::test_support::to_value(&snapshot).unwrap()
+    );
     assert_eq!(
         serde_json::to_string(&by_hand).unwrap(),
         serde_json::to_string(&snapshot).unwrap(),

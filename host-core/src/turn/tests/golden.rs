@@ -40,7 +40,7 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
     let options = TurnOptions {
         conversation_id: step0["conversationId"].as_str().unwrap().into(),
         turn_id: step0["turnId"].as_str().unwrap().into(),
-        messages: serde_json::from_value(step0["messages"].clone()).unwrap(),
+        messages: dpas_protocol::test_support::from_value(step0["messages"].clone()).unwrap(),
         pathname: "/receivables/pending".into(),
         route_floors: Some(dpas_protocol::test_support::reference_route_floors()),
         model_id: Some("mock/scripted".into()),
@@ -60,7 +60,7 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
     }
     let last: Vec<Value> = step2["messages"].as_array().unwrap().clone();
     assert_eq!(
-        serde_json::to_value(&outcome.messages)
+        dpas_protocol::test_support::to_value(&outcome.messages)
             .unwrap()
             .as_array()
             .unwrap()[..last.len()],

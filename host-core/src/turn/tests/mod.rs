@@ -6,9 +6,9 @@ use crate::capability::{ActionDef, Availability, ComponentDef, Confirmation, Eff
 use crate::schema::empty_object_schema;
 use crate::testing::{demo_surface, trace_request, traces_dir, DemoScreen, FakeClock};
 use dpas_protocol::encode_frame;
+use dpas_protocol::test_json as json;
 use futures_executor::block_on;
 use futures_util::FutureExt;
-use serde_json::json;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -199,7 +199,11 @@ impl Harness {
 fn ndjson(frames: &[Value]) -> Vec<u8> {
     frames
         .iter()
-        .flat_map(|f| encode_frame(&serde_json::from_value::<Frame>(f.clone()).expect("a frame")))
+        .flat_map(|f| {
+            encode_frame(
+                &dpas_protocol::test_support::from_value::<Frame>(f.clone()).expect("a frame"),
+            )
+        })
         .collect()
 }
 
@@ -242,7 +246,10 @@ fn tool_values(outcome: &TurnOutcome) -> Vec<Value> {
         .messages
         .iter()
         .filter(|m| m.role == dpas_protocol::Role::Tool)
-        .map(|m| serde_json::to_value(m).unwrap()["content"][0]["output"]["value"].clone())
+        .map(|m| {
+            dpas_protocol::test_support::to_value(m).unwrap()["content"][0]["output"]["value"]
+                .clone()
+        })
         .collect()
 }
 
