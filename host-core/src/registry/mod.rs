@@ -604,9 +604,13 @@ impl Surface {
             .clone()
             .unwrap_or_else(|| ids::DEFAULT_INSTANCE_ID.into());
         let Some(old) = self
-            .registrations()
-            .into_iter()
+            .inner
+            .state
+            .borrow()
+            .registrations
+            .iter()
             .find(|r| r.id == registration_id)
+            .cloned()
         else {
             return Ok(false);
         };
