@@ -430,7 +430,7 @@ impl Surface {
                     && instance_matches(request, &r.instance_id)
             })
             .map(|r| r.id.clone());
-        let replaced = self.tombstones().iter().any(|t| t.registration_id == token);
+        let replaced = self.any_tombstone(&|t| t.registration_id == token);
         Err(match live {
             Some(live) => SurfaceError::re_registered(capability_id, replaced, &live),
             None if replaced => SurfaceError::unmounted(capability_id),
@@ -448,7 +448,7 @@ impl Surface {
         let capability_id = &request.capability_id;
         match candidates.len() {
             0 => {
-                let gone = self.tombstones().iter().any(|t| {
+                let gone = self.any_tombstone(&|t| {
                     t.capability_ids.contains(capability_id)
                         && instance_matches(request, &t.instance_id)
                 });
