@@ -289,7 +289,7 @@ impl Surface {
             in_scope(&r.def.component_type, &options.scope)
         });
         // Snapshot order: priority descending, then type, then instance id.
-        crate::canonical::insertion_sort(&mut registrations, |a, b| {
+        dpas_protocol::sort::sort_stable(&mut registrations, |a, b| {
             (
                 std::cmp::Reverse(a.def.priority),
                 &a.def.component_type,
