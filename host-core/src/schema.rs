@@ -609,7 +609,7 @@ pub fn reduce_input_schema(schema: &Value, bound: &[BoundField]) -> Value {
         }
     }
     if let Some(Value::Array(required)) = map.get_mut("required") {
-        crate::vec_map::retain(required, |key| {
+        required.retain(|key| {
             !bound
                 .iter()
                 .any(|field| key.as_str() == Some(field.path.as_str()))

@@ -62,7 +62,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
-        retain(&mut self.0, |(k, v)| keep(k, v));
+        self.0.retain(|(k, v)| keep(k, v));
     }
 
     pub fn len(&self) -> usize {
@@ -73,20 +73,6 @@ impl<K: PartialEq, V> VecMap<K, V> {
     pub fn remove_first(&mut self, mut pick: impl FnMut(&K, &V) -> bool) -> Option<(K, V)> {
         let index = self.0.iter().position(|(k, v)| pick(k, v))?;
         Some(self.0.remove(index))
-    }
-}
-
-/// `Vec::retain` as a plain loop: what `keep` refuses is removed in place, the rest keeps its
-/// order. `Vec::retain`'s two-phase, panic-safe loop is instantiated per element type and
-/// closure at ~210 B of wasm each; the vectors here are small (#16).
-pub(crate) fn retain<T>(items: &mut Vec<T>, mut keep: impl FnMut(&T) -> bool) {
-    let mut i = 0;
-    while i < items.len() {
-        if keep(&items[i]) {
-            i += 1;
-        } else {
-            items.remove(i);
-        }
     }
 }
 
@@ -120,23 +106,5 @@ mod tests {
         assert_eq!(map.remove("a"), None);
         let collected: VecMap<&str, i32> = [("x", 1), ("x", 2)].into_iter().collect();
         assert_eq!(collected.len(), 1);
-    }
-
-    #[test]
-    fn retain_removes_runs_in_place_and_keeps_the_order_of_the_rest() {
-        let mut items: Vec<u32> = (0..10).collect();
-        let mut seen = Vec::new();
-        retain(&mut items, |n| {
-            seen.push(*n);
-            !(2..5).contains(n) && *n != 7 && *n != 9
-        });
-        assert_eq!(items, [0, 1, 5, 6, 8]);
-        assert_eq!(
-            seen,
-            (0..10).collect::<Vec<_>>(),
-            "each item asked once, in order"
-        );
-        retain(&mut items, |_| false);
-        assert!(items.is_empty());
     }
 }

@@ -89,7 +89,7 @@ impl EventBus {
     pub(crate) fn unsubscribe(&self, id: SubscriptionId) -> bool {
         let mut listeners = self.listeners.borrow_mut();
         let before = listeners.len();
-        crate::vec_map::retain(&mut listeners, |(existing, _)| *existing != id);
+        listeners.retain(|(existing, _)| *existing != id);
         listeners.len() != before
     }
 

@@ -285,8 +285,6 @@ impl Surface {
     pub fn snapshot(&self, options: &SnapshotOptions) -> Snapshot {
         let version = self.version();
         let mut registrations = self.registrations();
-        // `Vec::retain`, linear, not `vec_map::retain`: a scope may leave out most of a large
-        // surface, on every step's path.
         registrations.retain(|r| in_scope(&r.def.component_type, &options.scope));
         // Snapshot order: priority descending, then type, then instance id.
         dpas_protocol::sort::sort_stable(&mut registrations, |a, b| {
