@@ -655,6 +655,16 @@ impl Map<String, Value> {
         ValuesMut(self.entries.iter_mut())
     }
 
+    /// Sorts the entries by key (serde_json's `sort_keys` with `preserve_order`).
+    pub fn sort_keys(&mut self) {
+        let order = sorted_positions(&self.entries, false);
+        let mut unsorted = std::mem::take(&mut self.entries);
+        self.entries.reserve_exact(unsorted.len());
+        for at in order {
+            self.entries.push(std::mem::take(&mut unsorted[at]));
+        }
+    }
+
     /// The map of `entries` as successive `insert`s would build it (a later duplicate key
     /// replaces the value in the earlier key's place), in O(n log n) for many entries: what
     /// the parser and `FromIterator` build objects with, so that a hostile object of 100,000
