@@ -14,7 +14,7 @@ use dpas_protocol::json::{Map, Value};
 use dpas_protocol::tool::{
     Confirmation, Truncated, TruncationReason, WireToolDescriptor, WireToolState,
 };
-use dpas_protocol::wire_name::{assign_wire_names, WireKey, MAX_WIRE_NAME_LEN};
+use dpas_protocol::wire_name::{assign_wire_names, utf16_prefix, WireKey, MAX_WIRE_NAME_LEN};
 
 /// Longest reason or note sent in `frontendState`, in UTF-16 units.
 pub const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
@@ -84,19 +84,6 @@ struct Entry {
     available: bool,
     unavailable_reason: Option<String>,
     note: Option<String>,
-}
-
-fn utf16_prefix(text: &str, max: usize) -> String {
-    let mut units = 0;
-    let mut prefix = String::new();
-    for c in text.chars() {
-        units += c.len_utf16();
-        if units > max {
-            break;
-        }
-        prefix.push(c);
-    }
-    prefix
 }
 
 fn is_tool_name(name: &str) -> bool {
@@ -250,8 +237,10 @@ pub fn project(surface: &Surface, scope: &[String]) -> Projection {
             unavailable_reason: None,
         });
         let clip = |text: Option<String>| {
-            text.filter(|t| !t.is_empty())
-                .map(|t| utf16_prefix(&t, MAX_STATE_TEXT))
+            text.filter(|t| !t.is_empty()).map(|mut t| {
+                t.truncate(utf16_prefix(&t, MAX_STATE_TEXT).len());
+                t
+            })
         };
         projection.state.push(WireToolState {
             wire_name: name.clone(),
@@ -483,5 +472,14 @@ mod tests {
         let projection = project(&surface, &["rows".to_owned()]);
         let reason = projection.state[0].unavailable_reason.as_deref().unwrap();
         assert_eq!(reason.encode_utf16().count(), MAX_STATE_TEXT);
+        // A character of two UTF-16 units that would cross the limit is left out whole.
+        let (surface, _, _) = demo_surface();
+        let mut def = widget("only");
+        let long = format!("x{}", "😀".repeat(200));
+        def.actions[0].availability = Availability::when(|| false).reason(long);
+        surface.register(def).unwrap();
+        let projection = project(&surface, &["rows".to_owned()]);
+        let reason = projection.state[0].unavailable_reason.as_deref().unwrap();
+        assert_eq!(reason, format!("x{}", "😀".repeat(149)));
     }
 }

@@ -29,7 +29,7 @@ fn utf16_len(s: &str) -> usize {
 }
 
 /// The longest prefix of `s` with at most `units` UTF-16 code units (never splits a char).
-fn utf16_prefix(s: &str, units: usize) -> &str {
+pub fn utf16_prefix(s: &str, units: usize) -> &str {
     // `get`, not a range index: the indices are char boundaries, and an index would link
     // core's slicing panic with its `Debug` formatting into the browser build.
     if s.is_ascii() {
