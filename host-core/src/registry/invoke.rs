@@ -343,12 +343,14 @@ impl Surface {
     fn candidates(&self, parsed: CapabilityId<'_>, request: &InvokeRequest) -> Vec<Resolved> {
         // A loop, not `filter(..).filter_map(..).collect()`: a fold and a `from_iter` per
         // closure (#16).
+        // Over the live list in place: only a candidate's registration is cloned.
         let mut out = Vec::new();
-        for r in self.registrations() {
+        let state = self.inner.state.borrow();
+        for r in &state.registrations {
             if !instance_matches(request, &r.instance_id) {
                 continue;
             }
-            let def = r.def.clone();
+            let def = &r.def;
             let found = match parsed {
                 CapabilityId::View {
                     component_type,
@@ -395,7 +397,7 @@ impl Surface {
             };
             if let Some((target, description, gates)) = found {
                 out.push(Resolved {
-                    registration: r,
+                    registration: r.clone(),
                     target,
                     description,
                     gates,
@@ -417,12 +419,20 @@ impl Surface {
             return Ok(chosen);
         }
         let capability_id = &request.capability_id;
-        let live = self.registrations().into_iter().find(|r| {
-            r.capability_ids().contains(capability_id) && instance_matches(request, &r.instance_id)
-        });
-        let replaced = self.tombstones().iter().any(|t| t.registration_id == token);
+        let live = self
+            .inner
+            .state
+            .borrow()
+            .registrations
+            .iter()
+            .find(|r| {
+                r.capability_ids().contains(capability_id)
+                    && instance_matches(request, &r.instance_id)
+            })
+            .map(|r| r.id.clone());
+        let replaced = self.any_tombstone(&|t| t.registration_id == token);
         Err(match live {
-            Some(live) => SurfaceError::re_registered(capability_id, replaced, &live.id),
+            Some(live) => SurfaceError::re_registered(capability_id, replaced, &live),
             None if replaced => SurfaceError::unmounted(capability_id),
             None => SurfaceError::not_found(capability_id),
         })
@@ -438,7 +448,7 @@ impl Surface {
         let capability_id = &request.capability_id;
         match candidates.len() {
             0 => {
-                let gone = self.tombstones().iter().any(|t| {
+                let gone = self.any_tombstone(&|t| {
                     t.capability_ids.contains(capability_id)
                         && instance_matches(request, &t.instance_id)
                 });

@@ -534,18 +534,15 @@ impl Surface {
         true
     }
 
-    /// Live tombstones (expired ones are dropped first).
-    pub(crate) fn tombstones(&self) -> Vec<Tombstone> {
+    /// Whether a live tombstone matches (expired ones are dropped first). Looked at in place:
+    /// a list of copies was cloned and dropped for each question.
+    pub(crate) fn any_tombstone(&self, matches: &dyn Fn(&Tombstone) -> bool) -> bool {
         let now = self.now();
         let mut state = self.inner.state.borrow_mut();
         state
             .tombstones
             .retain(|t| now - t.at_ms < TOMBSTONE_TTL_MS);
-        let mut live = Vec::with_capacity(state.tombstones.len());
-        for tombstone in &state.tombstones {
-            live.push(tombstone.clone());
-        }
-        live
+        state.tombstones.iter().any(matches)
     }
 
     pub(crate) fn registrations(&self) -> Vec<Registration> {
@@ -604,9 +601,13 @@ impl Surface {
             .clone()
             .unwrap_or_else(|| ids::DEFAULT_INSTANCE_ID.into());
         let Some(old) = self
-            .registrations()
-            .into_iter()
+            .inner
+            .state
+            .borrow()
+            .registrations
+            .iter()
             .find(|r| r.id == registration_id)
+            .cloned()
         else {
             return Ok(false);
         };
