@@ -5,19 +5,6 @@
 
 use dpas_protocol::json::{Map, Number, Value};
 
-/// Sorts a short slice in place (stable): mounted components and a `uniqueItems` array's
-/// canonical items; the standard sorts cost kilobytes of wasm. (Object keys are sorted by
-/// `Map::sort_keys`: a tool call's input may have any number of them.)
-pub fn insertion_sort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
-    for i in 1..items.len() {
-        let mut j = i;
-        while j > 0 && less(&items[j], &items[j - 1]) {
-            items.swap(j, j - 1);
-            j -= 1;
-        }
-    }
-}
-
 /// The canonical form of a value.
 pub fn canonicalize(value: &Value) -> Value {
     match value {
@@ -69,13 +56,6 @@ pub fn json_text(value: &Value) -> String {
 mod tests {
     use super::*;
     use dpas_protocol::test_json as json;
-
-    #[test]
-    fn insertion_sort_is_stable() {
-        let mut items = vec![(2, 'a'), (1, 'b'), (2, 'c'), (0, 'd'), (1, 'e')];
-        insertion_sort(&mut items, |a, b| a.0 < b.0);
-        assert_eq!(items, [(0, 'd'), (1, 'b'), (1, 'e'), (2, 'a'), (2, 'c')]);
-    }
 
     #[test]
     fn keys_sort_recursively_and_numbers_normalise() {
