@@ -60,7 +60,7 @@ pub fn parse_capability_id(id: &str) -> Option<CapabilityId<'_>> {
         return is_procedure_path(path).then_some(CapabilityId::Domain { path });
     }
     let rest = id.strip_prefix("view:")?;
-    let (component_type, name) = rest.rsplit_once('.')?;
+    let (component_type, name) = dpas_protocol::wire_name::split_last_dot(rest)?;
     (is_component_type(component_type) && is_capability_name(name)).then_some(CapabilityId::View {
         component_type,
         name,

@@ -130,6 +130,15 @@ fn is_capability_name(name: &str) -> bool {
     matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_alphanumeric())
 }
 
+/// `text` split at its last `.`, as `rsplit_once('.')` splits it. A byte loop: the `char`
+/// search behind `rsplit_once` linked core's `memrchr` for the two id parsers alone (#16).
+pub fn split_last_dot(text: &str) -> Option<(&str, &str)> {
+    let at = text.bytes().rposition(|b| b == b'.')?;
+    // `get`, not a range index: `at` is the boundary of an ASCII byte, and an index would
+    // link core's slicing panic.
+    Some((text.get(..at)?, text.get(at + 1..)?))
+}
+
 /// Whether `id` fits the capability-id grammar (C7): `view:<type segments>.<name>` or a
 /// non-empty opaque `domain:<path>`, at most 128 UTF-16 units.
 pub fn is_valid_canonical_id(id: &str) -> bool {
@@ -137,7 +146,7 @@ pub fn is_valid_canonical_id(id: &str) -> bool {
         return false;
     }
     if let Some(path) = id.strip_prefix("view:") {
-        match path.rsplit_once('.') {
+        match split_last_dot(path) {
             Some((component_type, name)) => {
                 component_type.split('.').all(is_type_segment) && is_capability_name(name)
             }
@@ -316,6 +325,26 @@ fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn split_last_dot_splits_as_rsplit_once_does() {
+        for text in [
+            "",
+            ".",
+            "..",
+            "a",
+            "a.b",
+            "a.b.c",
+            ".a",
+            "a.",
+            "é.ü",
+            "日本.語.x",
+            "a.é",
+            "no dots here",
+        ] {
+            assert_eq!(split_last_dot(text), text.rsplit_once('.'), "{text:?}");
+        }
+    }
+
     #[test]
     fn browser_tools_are_the_view_plane_and_the_meta_tools() {
         use super::{encode_wire_name, is_browser_tool};
