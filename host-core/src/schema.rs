@@ -253,7 +253,7 @@ fn is_time(text: &str) -> bool {
         [_, h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit()),
         _ => false,
     };
-    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
+    let (hms, fraction) = dpas_protocol::text::split_once(clock, b'.').unwrap_or((clock, "0"));
     let &[h1, h2, b':', m1, m2, b':', s1, s2] = hms.as_bytes() else {
         return false;
     };
@@ -280,13 +280,13 @@ fn format_matches(format: &str, text: &str) -> bool {
                     _ => b.is_ascii_hexdigit(),
                 })
         }
-        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+        "email" => dpas_protocol::text::split_once(text, b'@').is_some_and(|(local, domain)| {
             !local.is_empty()
                 && !domain.is_empty()
-                && !domain.contains('@')
+                && !dpas_protocol::text::contains(domain, b'@')
                 && !text.chars().any(char::is_whitespace)
         }),
-        "uri" => text.split_once(':').is_some_and(|(scheme, rest)| {
+        "uri" => dpas_protocol::text::split_once(text, b':').is_some_and(|(scheme, rest)| {
             let mut chars = scheme.chars();
             chars.next().is_some_and(|c| c.is_ascii_alphabetic())
                 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))

@@ -13,6 +13,7 @@ pub mod request;
 pub mod scope;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod text;
 pub mod tool;
 pub mod usage;
 pub mod vocab;
