@@ -20,17 +20,11 @@ pub enum CapabilityId<'a> {
     Domain { path: &'a str },
 }
 
-fn is_type_segment(segment: &str) -> bool {
-    let mut chars = segment.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
-}
-
 /// Component type: dot-separated segments, each `[a-z][a-z0-9-]*`.
 pub fn is_component_type(value: &str) -> bool {
     !value.is_empty()
         && value.len() <= MAX_ID_LENGTH
-        && dpas_protocol::text::all_pieces(value, b'.', is_type_segment)
+        && dpas_protocol::text::all_pieces(value, b'.', dpas_protocol::wire_name::is_type_segment)
 }
 
 /// Capability name: camelCase `[a-z][A-Za-z0-9]*`, no dots.

@@ -121,7 +121,9 @@ pub fn encode_wire_name(canonical_id: &str, instance_id: Option<&str>, level: u8
     out
 }
 
-fn is_type_segment(seg: &str) -> bool {
+/// One `.`-separated segment of a component type: a lowercase letter, then lowercase letters,
+/// digits and `-`.
+pub fn is_type_segment(seg: &str) -> bool {
     let mut chars = seg.chars();
     matches!(chars.next(), Some('a'..='z'))
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
