@@ -4,18 +4,7 @@
 //! only in key order (or `1.0` vs `1`) compare equal.
 
 use dpas_protocol::json::{Map, Number, Value};
-
-/// Sorts a short slice in place (stable). The slices sorted here are object keys, array
-/// items and mounted components, all small; the standard sorts cost kilobytes of wasm.
-pub fn insertion_sort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
-    for i in 1..items.len() {
-        let mut j = i;
-        while j > 0 && less(&items[j], &items[j - 1]) {
-            items.swap(j, j - 1);
-            j -= 1;
-        }
-    }
-}
+use dpas_protocol::sort::sort_stable;
 
 /// The canonical form of a value.
 pub fn canonicalize(value: &Value) -> Value {
@@ -25,7 +14,7 @@ pub fn canonicalize(value: &Value) -> Value {
             for key in map.keys() {
                 keys.push(key);
             }
-            insertion_sort(&mut keys, |a, b| a < b);
+            sort_stable(&mut keys, |a, b| a < b);
             let mut sorted = Map::new();
             for key in keys {
                 sorted.insert(key.clone(), canonicalize(&map[key]));
@@ -69,13 +58,6 @@ pub fn json_text(value: &Value) -> String {
 mod tests {
     use super::*;
     use dpas_protocol::test_json as json;
-
-    #[test]
-    fn insertion_sort_is_stable() {
-        let mut items = vec![(2, 'a'), (1, 'b'), (2, 'c'), (0, 'd'), (1, 'e')];
-        insertion_sort(&mut items, |a, b| a.0 < b.0);
-        assert_eq!(items, [(0, 'd'), (1, 'b'), (1, 'e'), (2, 'a'), (2, 'c')]);
-    }
 
     #[test]
     fn keys_sort_recursively_and_numbers_normalise() {

@@ -503,7 +503,7 @@ fn validate_array(
         for item in items {
             seen.push(to_canonical_string(item));
         }
-        crate::canonical::insertion_sort(&mut seen, |a, b| a < b);
+        dpas_protocol::sort::sort_stable(&mut seen, |a, b| a < b);
         if seen.windows(2).any(|pair| pair[0] == pair[1]) {
             issue(issues, path, "Array items must be unique".into());
         }

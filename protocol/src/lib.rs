@@ -11,6 +11,7 @@ pub mod message;
 pub mod ndjson;
 pub mod request;
 pub mod scope;
+pub mod sort;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 pub mod text;

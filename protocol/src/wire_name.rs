@@ -235,7 +235,7 @@ where
     // finds its key by binary search (sorted vectors, no hash maps: this runs in the wasm
     // package, where every map type costs bytes).
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
+    crate::sort::sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
     // Loops, not `map(..).collect()`: a fold and a `from_iter` per closure in the wasm (#16).
     let mut keys: Vec<WireKey<'_>> = Vec::with_capacity(order.len());
     for i in order {
@@ -265,7 +265,7 @@ where
         if !bumped {
             for mut group in groups {
                 // Stable by the sort key: the group lists its indexes in ascending order.
-                sort_indices(&mut group, &mut |a, b| {
+                crate::sort::sort_indices(&mut group, &mut |a, b| {
                     keys[a].sort_key().cmp(&keys[b].sort_key()).then(a.cmp(&b))
                 });
                 for (rank, i) in group.into_iter().enumerate() {
@@ -287,20 +287,10 @@ where
     assigned
 }
 
-/// Sorts indexes with a comparator behind `dyn`: every sort here is this one instantiation of
-/// the standard library's sort, not one per element type and closure (the wasm package pays
-/// for each copy).
-pub(crate) fn sort_indices(
-    indexes: &mut [usize],
-    cmp: &mut dyn FnMut(usize, usize) -> std::cmp::Ordering,
-) {
-    indexes.sort_unstable_by(|&a, &b| cmp(a, b));
-}
-
 /// Indexes of keys sharing a name, one group per shared name (groups of two or more).
 fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..names.len()).collect();
-    sort_indices(&mut order, &mut |a, b| {
+    crate::sort::sort_indices(&mut order, &mut |a, b| {
         names[a].cmp(&names[b]).then(a.cmp(&b))
     });
     let mut groups = Vec::new();

@@ -287,7 +287,7 @@ impl Surface {
         let mut registrations = self.registrations();
         registrations.retain(|r| in_scope(&r.def.component_type, &options.scope));
         // Snapshot order: priority descending, then type, then instance id.
-        crate::canonical::insertion_sort(&mut registrations, |a, b| {
+        dpas_protocol::sort::sort_stable(&mut registrations, |a, b| {
             (
                 std::cmp::Reverse(a.def.priority),
                 &a.def.component_type,

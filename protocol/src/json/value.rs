@@ -702,7 +702,7 @@ const SMALL: usize = 16;
 /// are unique, so only the parser's raw entries need it).
 fn sorted_positions(entries: &[(String, Value)], stable: bool) -> Vec<usize> {
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    crate::wire_name::sort_indices(&mut order, &mut |a, b| {
+    crate::sort::sort_indices(&mut order, &mut |a, b| {
         let by_key = entries[a].0.cmp(&entries[b].0);
         if stable {
             by_key.then(a.cmp(&b))
