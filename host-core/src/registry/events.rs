@@ -4,7 +4,6 @@
 use super::SurfaceVersion;
 use crate::envelope::ErrorCode;
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// What a subscriber hears.
@@ -74,7 +73,10 @@ type Listener = Rc<dyn Fn(&SurfaceEvent)>;
 pub(crate) struct EventBus {
     listeners: RefCell<Vec<(SubscriptionId, Listener)>>,
     next_id: Cell<u64>,
-    queue: RefCell<VecDeque<SurfaceEvent>>,
+    /// Events not yet delivered, in order. A `Vec` taken a batch at a time, not a `VecDeque`
+    /// popped one by one: the same order (what a listener emits goes behind the whole batch
+    /// being delivered), one collection type less in the wasm (#16).
+    queue: RefCell<Vec<SurfaceEvent>>,
     draining: Cell<bool>,
 }
 
@@ -96,11 +98,11 @@ impl EventBus {
     /// Delivers one mutation's events, in order, to the listeners registered at delivery; an
     /// emission from inside a listener is queued behind the whole current batch.
     pub(crate) fn emit(&self, events: impl IntoIterator<Item = SurfaceEvent>) {
-        // `push_back` one by one: `extend` would instantiate `VecDeque`'s bulk copy for each
-        // caller's iterator type.
+        // `push` one by one: `extend` would instantiate the bulk copy for each caller's
+        // iterator type.
         let mut queue = self.queue.borrow_mut();
         for event in events {
-            queue.push_back(event);
+            queue.push(event);
         }
         drop(queue);
         self.drain();
@@ -113,15 +115,18 @@ impl EventBus {
             return;
         }
         loop {
-            let Some(event) = self.queue.borrow_mut().pop_front() else {
+            let batch = std::mem::take(&mut *self.queue.borrow_mut());
+            if batch.is_empty() {
                 break;
-            };
-            let mut listeners: Vec<Listener> = Vec::new();
-            for (_, listener) in self.listeners.borrow().iter() {
-                listeners.push(listener.clone());
             }
-            for listener in listeners {
-                listener(&event);
+            for event in batch {
+                let mut listeners: Vec<Listener> = Vec::new();
+                for (_, listener) in self.listeners.borrow().iter() {
+                    listeners.push(listener.clone());
+                }
+                for listener in listeners {
+                    listener(&event);
+                }
             }
         }
         self.draining.set(false);

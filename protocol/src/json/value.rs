@@ -655,6 +655,16 @@ impl Map<String, Value> {
         ValuesMut(self.entries.iter_mut())
     }
 
+    /// Sorts the entries by key (serde_json's `sort_keys` with `preserve_order`).
+    pub fn sort_keys(&mut self) {
+        let order = sorted_positions(&self.entries);
+        let mut unsorted = std::mem::take(&mut self.entries);
+        self.entries.reserve_exact(unsorted.len());
+        for at in order {
+            self.entries.push(std::mem::take(&mut unsorted[at]));
+        }
+    }
+
     /// The map of `entries` as successive `insert`s would build it (a later duplicate key
     /// replaces the value in the earlier key's place), in O(n log n) for many entries: what
     /// the parser and `FromIterator` build objects with, so that a hostile object of 100,000
@@ -669,7 +679,7 @@ impl Map<String, Value> {
         }
         // Positions sorted by (key, position): each run of one key starts with its first
         // occurrence, which takes the run's last value; the rest of the run goes.
-        let order = sorted_positions(&entries, true);
+        let order = sorted_positions(&entries);
         let mut keep = vec![true; entries.len()];
         let mut run = 0;
         while run < order.len() {
@@ -698,18 +708,11 @@ impl Map<String, Value> {
 /// Up to this many entries a linear scan per key is cheaper than sorting an index list.
 const SMALL: usize = 16;
 
-/// The positions of `entries` in key order (ties by position when `stable`: keys of one map
-/// are unique, so only the parser's raw entries need it).
-fn sorted_positions(entries: &[(String, Value)], stable: bool) -> Vec<usize> {
+/// The positions of `entries` in key order, ties by position (`sort_indices` breaks them so):
+/// each run of one key starts with its first occurrence.
+fn sorted_positions(entries: &[(String, Value)]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    crate::sort::sort_indices(&mut order, &mut |a, b| {
-        let by_key = entries[a].0.cmp(&entries[b].0);
-        if stable {
-            by_key.then(a.cmp(&b))
-        } else {
-            by_key
-        }
-    });
+    crate::sort::sort_indices(&mut order, &mut |a, b| entries[a].0.cmp(&entries[b].0));
     order
 }
 
@@ -735,8 +738,8 @@ impl PartialEq for Map<String, Value> {
         if self.len() <= SMALL {
             return self.iter().all(|(k, v)| other.get(k) == Some(v));
         }
-        let mine = sorted_positions(&self.entries, false);
-        let theirs = sorted_positions(&other.entries, false);
+        let mine = sorted_positions(&self.entries);
+        let theirs = sorted_positions(&other.entries);
         mine.iter()
             .zip(&theirs)
             .all(|(&a, &b)| self.entries[a] == other.entries[b])

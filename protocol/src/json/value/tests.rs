@@ -224,6 +224,10 @@ proptest! {
             by_insert.insert(k.clone(), Value::from(*v));
         }
         prop_assert_eq!(ours.keys().collect::<Vec<_>>(), by_insert.keys().collect::<Vec<_>>());
+        let (mut ours, mut oracle) = (ours, oracle);
+        ours.sort_keys();
+        oracle.sort_keys();
+        assert_same_map(&ours, &oracle)?;
     }
 }
 
