@@ -256,16 +256,16 @@ impl TurnObserver for JsObserver {
         // The server's own line, parsed by the browser: no second serialisation of the frame.
         let frame_js = match (raw, frame) {
             (Some(text), _) => parse_js(text),
-            (None, Frame::Error { error }) => to_js(&dpas_protocol::json::object([
+            (None, Frame::Error { error }) => object(&[
                 ("type", "error".into()),
                 (
                     "error",
-                    dpas_protocol::json::object([
+                    object(&[
                         ("code", error.code.as_str().into()),
                         ("message", error.message.as_str().into()),
                     ]),
                 ),
-            ])),
+            ]),
             (None, _) => JsValue::UNDEFINED,
         };
         if let Some(on_frame) = &self.on_frame {
