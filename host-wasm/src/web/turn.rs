@@ -327,7 +327,9 @@ fn signal_of(signal: JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
 
 /// `runTurn`'s options, read in order through one [`Fields`] reader: the first bad field is
 /// the one a `TypeError` names and nothing after it is read. Synchronous, so the turn's
-/// future holds only the turn (#16).
+/// future holds only the turn (#16). Out of line: inlined into the export's future it
+/// measured 184 B gzip more.
+#[inline(never)]
 fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
     if !options.is_object() {
         return Err(type_error("runTurn needs an options object"));
