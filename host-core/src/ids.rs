@@ -20,15 +20,11 @@ pub enum CapabilityId<'a> {
     Domain { path: &'a str },
 }
 
-fn is_type_segment(segment: &str) -> bool {
-    let mut chars = segment.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
-}
-
 /// Component type: dot-separated segments, each `[a-z][a-z0-9-]*`.
 pub fn is_component_type(value: &str) -> bool {
-    !value.is_empty() && value.len() <= MAX_ID_LENGTH && value.split('.').all(is_type_segment)
+    !value.is_empty()
+        && value.len() <= MAX_ID_LENGTH
+        && dpas_protocol::text::all_pieces(value, b'.', dpas_protocol::wire_name::is_type_segment)
 }
 
 /// Capability name: camelCase `[a-z][A-Za-z0-9]*`, no dots.
@@ -60,7 +56,7 @@ pub fn parse_capability_id(id: &str) -> Option<CapabilityId<'_>> {
         return is_procedure_path(path).then_some(CapabilityId::Domain { path });
     }
     let rest = id.strip_prefix("view:")?;
-    let (component_type, name) = rest.rsplit_once('.')?;
+    let (component_type, name) = dpas_protocol::text::split_last(rest, b'.')?;
     (is_component_type(component_type) && is_capability_name(name)).then_some(CapabilityId::View {
         component_type,
         name,

@@ -208,19 +208,25 @@ fn js_length(text: &str) -> u64 {
     text.encode_utf16().count() as u64
 }
 
-fn digits(text: &str, count: usize) -> bool {
-    text.len() == count && text.bytes().all(|b| b.is_ascii_digit())
-}
-
+/// `YYYY-MM-DD`, a real calendar day. Matched as bytes against its shape: splitting and
+/// collecting the parts and parsing them as numbers was larger code for the same rule.
 fn is_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    if parts.len() != 3 || !digits(parts[0], 4) || !digits(parts[1], 2) || !digits(parts[2], 2) {
+    let &[y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2] = text.as_bytes() else {
+        return false;
+    };
+    let digits = [y1, y2, y3, y4, m1, m2, d1, d2];
+    if !digits.iter().all(u8::is_ascii_digit) {
         return false;
     }
-    let (year, month, day): (u32, u32, u32) = (
-        parts[0].parse().unwrap_or(0),
-        parts[1].parse().unwrap_or(0),
-        parts[2].parse().unwrap_or(0),
+    let number = |digits: &[u8]| {
+        digits
+            .iter()
+            .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'))
+    };
+    let (year, month, day) = (
+        number(&digits[..4]),
+        number(&digits[4..6]),
+        number(&digits[6..]),
     );
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days = match month {
@@ -247,16 +253,17 @@ fn is_time(text: &str) -> bool {
         [_, h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit()),
         _ => false,
     };
-    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
-    let fields: Vec<&str> = hms.split(':').collect();
+    let (hms, fraction) = dpas_protocol::text::split_once(clock, b'.').unwrap_or((clock, "0"));
+    let &[h1, h2, b':', m1, m2, b':', s1, s2] = hms.as_bytes() else {
+        return false;
+    };
     offset_ok
-        && fields.len() == 3
-        && fields.iter().all(|f| digits(f, 2))
+        && [h1, h2, m1, m2, s1, s2].iter().all(u8::is_ascii_digit)
         && !fraction.is_empty()
         && fraction.bytes().all(|b| b.is_ascii_digit())
-        && fields[0] < "24"
-        && fields[1] < "60"
-        && fields[2] <= "60"
+        && [h1, h2] < *b"24"
+        && [m1, m2] < *b"60"
+        && [s1, s2] <= *b"60"
 }
 
 fn format_matches(format: &str, text: &str) -> bool {
@@ -265,21 +272,21 @@ fn format_matches(format: &str, text: &str) -> bool {
         "date-time" => text
             .split_once(['T', 't'])
             .is_some_and(|(date, time)| is_date(date) && is_time(time)),
+        // Five groups of 8, 4, 4, 4 and 12 hex digits joined by `-`.
         "uuid" => {
-            let groups: Vec<&str> = text.split('-').collect();
-            groups.len() == 5
-                && groups
-                    .iter()
-                    .zip([8, 4, 4, 4, 12])
-                    .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+            text.len() == 36
+                && text.bytes().enumerate().all(|(i, b)| match i {
+                    8 | 13 | 18 | 23 => b == b'-',
+                    _ => b.is_ascii_hexdigit(),
+                })
         }
-        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+        "email" => dpas_protocol::text::split_once(text, b'@').is_some_and(|(local, domain)| {
             !local.is_empty()
                 && !domain.is_empty()
-                && !domain.contains('@')
+                && !dpas_protocol::text::contains(domain, b'@')
                 && !text.chars().any(char::is_whitespace)
         }),
-        "uri" => text.split_once(':').is_some_and(|(scheme, rest)| {
+        "uri" => dpas_protocol::text::split_once(text, b':').is_some_and(|(scheme, rest)| {
             let mut chars = scheme.chars();
             chars.next().is_some_and(|c| c.is_ascii_alphabetic())
                 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
@@ -788,6 +795,45 @@ mod tests {
                 ("/~0~1", "Unrecognized key \"~/\""),
             ]
         );
+    }
+
+    /// The formats' edges, each read as bytes against its shape.
+    #[test]
+    fn formats_accept_exactly_their_shapes() {
+        let cases = [
+            ("date", "2024-02-29", true),
+            ("date", "2023-02-29", false),
+            ("date", "2026-04-31", false),
+            ("date", "2026-12-31", true),
+            ("date", "2026-13-01", false),
+            ("date", "2026-00-10", false),
+            ("date", "2026-01-00", false),
+            ("date", "2026-1-010", false),
+            ("date", "2026-01-0é", false),
+            ("date", "02026-01-01", false),
+            ("date-time", "2026-11-29T23:59:60Z", true),
+            ("date-time", "2026-11-29T24:00:00Z", false),
+            ("date-time", "2026-11-29T23:60:00Z", false),
+            ("date-time", "2026-11-29T23:59:61Z", false),
+            ("date-time", "2026-11-29t09:05:00.123+01:00", true),
+            ("date-time", "2026-11-29T09:05:00.+01:00", false),
+            ("date-time", "2026-11-29T9:05:00Z", false),
+            ("date-time", "2026-11-29T09:05Z", false),
+            ("uuid", "123e4567-e89b-12d3-a456-426614174000", true),
+            ("uuid", "123E4567-E89B-12D3-A456-426614174000", true),
+            ("uuid", "123e4567-e89b-12d3-a456-42661417400g", false),
+            ("uuid", "123e4567e-89b-12d3-a456-426614174000", false),
+            ("uuid", "123e4567-e89b-12d3-a456-4266141740000", false),
+            ("uuid", "123e4567-e89b-12d3-a456_426614174000", false),
+        ];
+        for (format, text, valid) in cases {
+            let schema = json!({ "type": "string", "format": format });
+            assert_eq!(
+                validate(&schema, &json!(text)).is_empty(),
+                valid,
+                "{format} {text}"
+            );
+        }
     }
 
     #[test]

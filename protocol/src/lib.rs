@@ -14,6 +14,7 @@ pub mod scope;
 pub mod sort;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod text;
 pub mod tool;
 pub mod usage;
 pub mod vocab;

@@ -6,6 +6,8 @@
 //! Names are reversed only through a map built while assigning them; [`decode_wire_name`]
 //! exists for re-rendering stored threads and refuses every name it cannot reverse exactly.
 
+use crate::text;
+
 /// Longest wire name a provider accepts.
 pub const MAX_WIRE_NAME_LEN: usize = 64;
 /// Longest canonical id.
@@ -107,7 +109,7 @@ pub fn wire_hash(canonical_id: &str, instance_id: Option<&str>, level: u8) -> St
 /// enough, at level 0 and free of `_`; otherwise a prefix, `_0_` and the hash.
 pub fn encode_wire_name(canonical_id: &str, instance_id: Option<&str>, level: u8) -> String {
     let raw = encode_raw(canonical_id, instance_id);
-    if level == 0 && utf16_len(&raw) <= MAX_WIRE_NAME_LEN && !canonical_id.contains('_') {
+    if level == 0 && utf16_len(&raw) <= MAX_WIRE_NAME_LEN && !text::contains(canonical_id, b'_') {
         return raw;
     }
     let hash = wire_hash(canonical_id, instance_id, level);
@@ -119,7 +121,9 @@ pub fn encode_wire_name(canonical_id: &str, instance_id: Option<&str>, level: u8
     out
 }
 
-fn is_type_segment(seg: &str) -> bool {
+/// One `.`-separated segment of a component type: a lowercase letter, then lowercase letters,
+/// digits and `-`.
+pub fn is_type_segment(seg: &str) -> bool {
     let mut chars = seg.chars();
     matches!(chars.next(), Some('a'..='z'))
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -137,9 +141,9 @@ pub fn is_valid_canonical_id(id: &str) -> bool {
         return false;
     }
     if let Some(path) = id.strip_prefix("view:") {
-        match path.rsplit_once('.') {
+        match text::split_last(path, b'.') {
             Some((component_type, name)) => {
-                component_type.split('.').all(is_type_segment) && is_capability_name(name)
+                text::all_pieces(component_type, b'.', is_type_segment) && is_capability_name(name)
             }
             None => false,
         }
@@ -153,7 +157,7 @@ pub fn is_valid_canonical_id(id: &str) -> bool {
 /// Reverses a level-0, instance-free wire name (C7), or `None` ("refuse") for anything it
 /// cannot reverse byte-exactly: shortened `_0_` names, `_at_` instance names, unknown planes.
 pub fn decode_wire_name(name: &str) -> Option<String> {
-    let (plane, rest) = name.split_once('_')?;
+    let (plane, rest) = text::split_once(name, b'_')?;
     if plane != "view" && plane != "domain" {
         return None;
     }
@@ -176,11 +180,11 @@ pub fn decode_wire_name(name: &str) -> Option<String> {
         run = 0;
         path.extend(c);
     }
-    if path.split('.').any(str::is_empty) {
+    if !text::all_pieces(&path, b'.', |piece| !piece.is_empty()) {
         return None;
     }
     let id = format!("{plane}:{path}");
-    if id.contains('_') || !is_valid_canonical_id(&id) {
+    if text::contains(&id, b'_') || !is_valid_canonical_id(&id) {
         return None;
     }
     (encode_wire_name(&id, None, 0) == name).then_some(id)
@@ -306,6 +310,7 @@ fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
+
     #[test]
     fn browser_tools_are_the_view_plane_and_the_meta_tools() {
         use super::{encode_wire_name, is_browser_tool};

@@ -245,10 +245,23 @@ impl SurfaceVersion {
     /// version is written as names it (no sign, no leading zero); any other text is a claim no
     /// surface ever matches, as it was when versions were compared as text.
     pub fn claimed(text: &str) -> Self {
-        let written = text == "0" || !text.starts_with(['0', '+']);
-        match text.parse() {
-            Ok(version) if written => Self(version),
-            _ => Self(u64::MAX),
+        // Read digit by digit: `str::parse` was a copy of core's integer parser for this alone.
+        let written = text == "0" || !(text.is_empty() || text.starts_with('0'));
+        let mut version: u64 = 0;
+        for byte in text.bytes() {
+            let digit = byte.wrapping_sub(b'0');
+            let next = version
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(digit)));
+            match next {
+                Some(next) if digit < 10 && written => version = next,
+                _ => return Self(u64::MAX),
+            }
+        }
+        if written {
+            Self(version)
+        } else {
+            Self(u64::MAX)
         }
     }
 

@@ -120,8 +120,19 @@ fn a_replacement_keeps_type_and_instance() {
 fn a_claimed_version_is_only_the_text_a_version_is_written_as() {
     assert_eq!(SurfaceVersion::claimed("12"), SurfaceVersion(12));
     assert_eq!(SurfaceVersion::claimed("0"), SurfaceVersion(0));
+    assert_eq!(
+        SurfaceVersion::claimed("18446744073709551614"),
+        SurfaceVersion(u64::MAX - 1)
+    );
+    // Past `u64` it names no version (as `str::parse` refused it).
+    assert_eq!(
+        SurfaceVersion::claimed("18446744073709551616"),
+        SurfaceVersion(u64::MAX)
+    );
     // Text that was never a version's never matched one; it still does not.
-    for text in ["012", "+12", "00", "12.0", " 12", "", "twelve"] {
+    for text in [
+        "012", "+12", "-12", "00", "12.0", " 12", "12 ", "", "twelve", "1٢",
+    ] {
         let claim = SurfaceVersion::claimed(text);
         assert!(
             claim != SurfaceVersion(12) && claim != SurfaceVersion(0),
