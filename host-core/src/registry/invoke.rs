@@ -10,6 +10,7 @@ use crate::capability::{
     Availability, CancelToken, Confirmation, Effect, Handler, HandlerError, HandlerResult,
     InvocationContext,
 };
+use crate::cell::Access;
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
@@ -121,11 +122,11 @@ impl Surface {
     pub fn invoke(&self, request: InvokeRequest) -> LocalBoxFuture<'static, InvocationResult> {
         let invocation_id = match &request.invocation_id {
             Some(id) => id.clone(),
-            None => format!("inv_{}", self.inner.state.borrow_mut().rng.base62(12)),
+            None => format!("inv_{}", self.inner.state.get_mut_ref().rng.base62(12)),
         };
         let fingerprint = fingerprint(&request);
         let now = self.now();
-        let mut state = self.inner.state.borrow_mut();
+        let mut state = self.inner.state.get_mut_ref();
         state.invocations.retain(|_, entry| match &entry.state {
             DedupeState::Settled { at_ms, .. } => now - at_ms < DEDUPE_TTL_MS,
             DedupeState::InFlight(_) => true,
@@ -220,7 +221,7 @@ impl Surface {
     /// Terminal results are cached for replay; the others free the id for a retry.
     fn settle_entry(&self, invocation_id: &str, result: &InvocationResult) {
         let now = self.now();
-        let mut state = self.inner.state.borrow_mut();
+        let mut state = self.inner.state.get_mut_ref();
         let terminal = result.error().is_none_or(|e| e.code.is_terminal());
         if terminal {
             if let Some(entry) = state.invocations.get_mut(invocation_id) {
@@ -345,7 +346,7 @@ impl Surface {
         // closure (#16).
         // Over the live list in place: only a candidate's registration is cloned.
         let mut out = Vec::new();
-        let state = self.inner.state.borrow();
+        let state = self.inner.state.get_ref();
         for r in &state.registrations {
             if !instance_matches(request, &r.instance_id) {
                 continue;
@@ -422,7 +423,7 @@ impl Surface {
         let live = self
             .inner
             .state
-            .borrow()
+            .get_ref()
             .registrations
             .iter()
             .find(|r| {
@@ -519,7 +520,7 @@ impl Surface {
             } => (Some(execute), output_schema, effect == Effect::Navigation),
             Target::Procedure { index } => {
                 let schema = registration.def.procedures[index].output_schema.clone();
-                (self.inner.executor.borrow().clone(), schema, false)
+                (self.inner.executor.get_ref().clone(), schema, false)
             }
         };
         let Some(handler) = handler else {
