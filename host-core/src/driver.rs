@@ -4,6 +4,7 @@
 //! restore of a stored thread. The [`crate::conversation`] reducer holds the state; the
 //! binding builds each turn's platform parts ([`TurnParts`]) and converts, nothing more.
 
+use crate::cell::Access;
 use crate::conversation::Conversation;
 use crate::registry::Surface;
 use crate::settle::{Clock, SettlePolicy, TaskYield};
@@ -103,7 +104,7 @@ impl TurnObserver for StoreObserver {
             return;
         }
         let now = self.driver.options.clock.now_ms();
-        self.driver.store.borrow_mut().observe_frame(frame, now);
+        self.driver.store.get_mut_ref().observe_frame(frame, now);
         (self.driver.options.on_change)();
         self.driver.options.observer.on_frame(frame, raw);
     }
@@ -113,7 +114,7 @@ impl TurnObserver for StoreObserver {
             return;
         }
         let now = self.driver.options.clock.now_ms();
-        self.driver.store.borrow_mut().observe_event(event, now);
+        self.driver.store.get_mut_ref().observe_event(event, now);
         (self.driver.options.on_change)();
         self.driver.options.observer.on_event(event);
     }
@@ -138,11 +139,11 @@ impl ConversationDriver {
 
     /// The reducer (its `state()` is what the app renders).
     pub fn store(&self) -> Ref<'_, Conversation> {
-        self.store.borrow()
+        self.store.get_ref()
     }
 
     pub fn set_model_id(&self, model_id: Option<String>) {
-        *self.model_id.borrow_mut() = model_id;
+        *self.model_id.get_mut_ref() = model_id;
     }
 
     pub fn set_catalog_mode(&self, mode: CatalogMode) {
@@ -151,7 +152,7 @@ impl ConversationDriver {
 
     /// Cancels the running turn, if any; its `send` resolves `cancelled`.
     pub fn cancel(&self) {
-        let abort = self.abort.borrow_mut().take();
+        let abort = self.abort.get_mut_ref().take();
         if let Some(abort) = abort {
             abort();
         }
@@ -165,7 +166,7 @@ impl ConversationDriver {
     fn replace_store(&self, store: Conversation) {
         self.cancel();
         self.generation.set(self.generation.get() + 1);
-        *self.store.borrow_mut() = store;
+        *self.store.get_mut_ref() = store;
         (self.options.on_change)();
     }
 
@@ -176,21 +177,21 @@ impl ConversationDriver {
         text: &str,
         begin: impl FnOnce() -> Result<TurnParts, E>,
     ) -> Result<TurnOutcome, E> {
-        let messages = self.store.borrow_mut().begin_turn(text);
+        let messages = self.store.get_mut_ref().begin_turn(text);
         let Some(messages) = messages else {
-            let history = self.store.borrow().history().to_vec();
+            let history = self.store.get_ref().history().to_vec();
             return Ok(busy(history));
         };
         (self.options.on_change)();
         let parts = begin()?;
-        *self.abort.borrow_mut() = Some(parts.abort);
+        *self.abort.get_mut_ref() = Some(parts.abort);
         let turn = TurnOptions {
-            conversation_id: self.store.borrow().state().conversation_id.clone(),
+            conversation_id: self.store.get_ref().state().conversation_id.clone(),
             turn_id: parts.turn_id,
             messages,
             pathname: parts.pathname,
             route_floors: self.options.route_floors.clone(),
-            model_id: self.model_id.borrow().clone(),
+            model_id: self.model_id.get_ref().clone(),
             catalog_mode: self.catalog_mode.get(),
             settle: SettlePolicy::default(),
         };
@@ -209,8 +210,8 @@ impl ConversationDriver {
         };
         let outcome = run_turn(&env, turn).await;
         if observer.current() {
-            self.abort.borrow_mut().take();
-            self.store.borrow_mut().finish_turn(&outcome);
+            self.abort.get_mut_ref().take();
+            self.store.get_mut_ref().finish_turn(&outcome);
             (self.options.on_change)();
         }
         Ok(outcome)

@@ -22,6 +22,7 @@
 
 pub mod canonical;
 pub mod capability;
+pub mod cell;
 pub mod conversation;
 pub mod driver;
 pub mod envelope;

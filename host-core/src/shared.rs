@@ -8,6 +8,7 @@
 //! the future settles, all of them are woken; when a clone is dropped unsettled (perhaps the one
 //! whose waker the inner future holds), they are woken too, so that one of them polls again.
 
+use crate::cell::Access;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -52,7 +53,7 @@ impl<T: Clone> Future for LocalShared<T> {
     type Output = T;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        let mut future = match &mut *self.0.borrow_mut() {
+        let mut future = match &mut *self.0.get_mut_ref() {
             State::Done(value) => return Poll::Ready(value.clone()),
             State::Running { future, waiters } => match future.take() {
                 Some(future) => future,
@@ -64,7 +65,7 @@ impl<T: Clone> Future for LocalShared<T> {
         };
         // Polled with no borrow held: the inner future may reach this same state.
         let polled = future.as_mut().poll(cx);
-        let mut state = self.0.borrow_mut();
+        let mut state = self.0.get_mut_ref();
         match polled {
             Poll::Ready(value) => {
                 let previous = std::mem::replace(&mut *state, State::Done(value.clone()));
@@ -137,7 +138,7 @@ mod tests {
         let counted = Rc::clone(&runs);
         let shared = LocalShared::new(
             async move {
-                *counted.borrow_mut() += 1;
+                *counted.get_mut_ref() += 1;
                 rx.await.unwrap_or(0)
             }
             .boxed_local(),
@@ -171,7 +172,7 @@ mod tests {
             a.poll_unpin(&mut Context::from_waker(&a_waker)),
             Poll::Ready(7)
         );
-        assert_eq!(*runs.borrow(), 1);
+        assert_eq!(*runs.get_ref(), 1);
     }
 
     #[test]

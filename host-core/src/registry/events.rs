@@ -2,6 +2,7 @@
 //! re-entrant emissions queued rather than nested.
 
 use super::SurfaceVersion;
+use crate::cell::Access;
 use crate::envelope::ErrorCode;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -84,12 +85,12 @@ impl EventBus {
     pub(crate) fn subscribe(&self, listener: Listener) -> SubscriptionId {
         let id = SubscriptionId(self.next_id.get());
         self.next_id.set(id.0 + 1);
-        self.listeners.borrow_mut().push((id, listener));
+        self.listeners.get_mut_ref().push((id, listener));
         id
     }
 
     pub(crate) fn unsubscribe(&self, id: SubscriptionId) -> bool {
-        let mut listeners = self.listeners.borrow_mut();
+        let mut listeners = self.listeners.get_mut_ref();
         let before = listeners.len();
         listeners.retain(|(existing, _)| *existing != id);
         listeners.len() != before
@@ -100,7 +101,7 @@ impl EventBus {
     pub(crate) fn emit(&self, events: impl IntoIterator<Item = SurfaceEvent>) {
         // `push` one by one: `extend` would instantiate the bulk copy for each caller's
         // iterator type.
-        let mut queue = self.queue.borrow_mut();
+        let mut queue = self.queue.get_mut_ref();
         for event in events {
             queue.push(event);
         }
@@ -115,13 +116,13 @@ impl EventBus {
             return;
         }
         loop {
-            let batch = std::mem::take(&mut *self.queue.borrow_mut());
+            let batch = std::mem::take(&mut *self.queue.get_mut_ref());
             if batch.is_empty() {
                 break;
             }
             for event in batch {
                 let mut listeners: Vec<Listener> = Vec::new();
-                for (_, listener) in self.listeners.borrow().iter() {
+                for (_, listener) in self.listeners.get_ref().iter() {
                     listeners.push(listener.clone());
                 }
                 for listener in listeners {

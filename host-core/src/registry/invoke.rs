@@ -9,6 +9,7 @@ use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
     Availability, CancelToken, Confirmation, Effect, HandlerError, HandlerResult, InvocationContext,
 };
+use crate::cell::Access;
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
@@ -127,11 +128,11 @@ impl Surface {
     pub fn invoke(&self, request: InvokeRequest) -> LocalBoxFuture<'static, InvocationResult> {
         let invocation_id = match &request.invocation_id {
             Some(id) => id.clone(),
-            None => format!("inv_{}", self.inner.state.borrow_mut().rng.base62(12)),
+            None => format!("inv_{}", self.inner.state.get_mut_ref().rng.base62(12)),
         };
         let fingerprint = fingerprint(&request);
         let now = self.now();
-        let mut state = self.inner.state.borrow_mut();
+        let mut state = self.inner.state.get_mut_ref();
         state.invocations.retain(|_, entry| match &entry.state {
             DedupeState::Settled { at_ms, .. } => now - at_ms < DEDUPE_TTL_MS,
             DedupeState::InFlight(_) => true,
@@ -226,7 +227,7 @@ impl Surface {
     /// Terminal results are cached for replay; the others free the id for a retry.
     fn settle_entry(&self, invocation_id: &str, result: &InvocationResult) {
         let now = self.now();
-        let mut state = self.inner.state.borrow_mut();
+        let mut state = self.inner.state.get_mut_ref();
         let terminal = result.error().is_none_or(|e| e.code.is_terminal());
         if terminal {
             if let Some(entry) = state.invocations.get_mut(invocation_id) {
@@ -348,7 +349,7 @@ impl Surface {
         // closure (#16).
         // Over the live list in place: only a candidate's registration is cloned.
         let mut out = Vec::new();
-        let state = self.inner.state.borrow();
+        let state = self.inner.state.get_ref();
         for r in &state.registrations {
             if !instance_matches(request, &r.instance_id) {
                 continue;
@@ -400,7 +401,7 @@ impl Surface {
         let live = self
             .inner
             .state
-            .borrow()
+            .get_ref()
             .registrations
             .iter()
             .find(|r| {
@@ -504,7 +505,7 @@ impl Surface {
             }
             Target::Procedure(index) => {
                 let schema = def.procedures[index].output_schema.clone();
-                (self.inner.executor.borrow().clone(), schema, false)
+                (self.inner.executor.get_ref().clone(), schema, false)
             }
         };
         let Some(handler) = handler else {

@@ -19,6 +19,7 @@ pub use snapshot::{
 };
 
 use crate::capability::{Availability, ComponentDef, Handler};
+use crate::cell::Access;
 use crate::ids::{self, IdRng};
 use crate::pattern::PatternEngine;
 use crate::schema::BoundField;
@@ -93,7 +94,7 @@ impl std::future::Future for Unmounted {
         if lifecycle.unmounted.get() {
             return std::task::Poll::Ready(());
         }
-        let mut wakers = lifecycle.wakers.borrow_mut();
+        let mut wakers = lifecycle.wakers.get_mut_ref();
         if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
             wakers.push(cx.waker().clone());
         }
@@ -322,7 +323,7 @@ impl ComponentHandle {
         let live = self.surface.upgrade().is_some_and(|inner| {
             inner
                 .state
-                .borrow()
+                .get_ref()
                 .registrations
                 .iter()
                 .any(|r| &r.id == id)
@@ -388,7 +389,7 @@ impl Surface {
     }
 
     pub fn version(&self) -> SurfaceVersion {
-        SurfaceVersion(self.inner.state.borrow().version)
+        SurfaceVersion(self.inner.state.get_ref().version)
     }
 
     /// The wire names of the catalog taken at `version` within `scope`: `assign`ed once, then
@@ -401,7 +402,7 @@ impl Surface {
         scope: &[String],
         assign: impl FnOnce() -> Vec<String>,
     ) -> Vec<String> {
-        let mut memo = self.inner.wire_names.borrow_mut();
+        let mut memo = self.inner.wire_names.get_mut_ref();
         if let Some((v, s, names)) = &*memo {
             if *v == version.0 && s == scope {
                 return names.clone();
@@ -415,7 +416,7 @@ impl Surface {
     /// Installs the function that executes `domain:` references (typically the app's `/rpc`
     /// call); it receives the effective input, and the path through the capability id.
     pub fn set_procedure_executor(&self, executor: Handler) {
-        *self.inner.executor.borrow_mut() = Some(executor);
+        *self.inner.executor.get_mut_ref() = Some(executor);
     }
 
     pub fn subscribe(&self, listener: impl Fn(&SurfaceEvent) + 'static) -> SubscriptionId {
@@ -451,7 +452,7 @@ impl Surface {
             .unwrap_or_else(|| ids::DEFAULT_INSTANCE_ID.into());
         let bound = Rc::new(definition::capture_bound_keys(&def));
         let duplicate =
-            self.inner.state.borrow().registrations.iter().any(|r| {
+            self.inner.state.get_ref().registrations.iter().any(|r| {
                 r.def.component_type == def.component_type && r.instance_id == instance_id
             });
         if duplicate {
@@ -466,7 +467,7 @@ impl Surface {
             });
         }
         let (registration, version) = {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             state.counter += 1;
             let id = format!("reg_{}{}", ids::base36(state.counter), state.rng.base36(6));
             let registration = Registration {
@@ -483,7 +484,7 @@ impl Surface {
         };
         let known = registration.availability_map();
         {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             for (capability_id, available) in known {
                 state
                     .known_availability
@@ -511,7 +512,7 @@ impl Surface {
     pub fn unregister(&self, registration_id: &str) -> bool {
         let now = self.now();
         let (registration, version) = {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             let Some(index) = state
                 .registrations
                 .iter()
@@ -552,7 +553,7 @@ impl Surface {
     /// a list of copies was cloned and dropped for each question.
     pub(crate) fn any_tombstone(&self, matches: &dyn Fn(&Tombstone) -> bool) -> bool {
         let now = self.now();
-        let mut state = self.inner.state.borrow_mut();
+        let mut state = self.inner.state.get_mut_ref();
         state
             .tombstones
             .retain(|t| now - t.at_ms < TOMBSTONE_TTL_MS);
@@ -560,13 +561,13 @@ impl Surface {
     }
 
     pub(crate) fn registrations(&self) -> Vec<Registration> {
-        self.inner.state.borrow().registrations.clone()
+        self.inner.state.get_ref().registrations.clone()
     }
 
     /// Applies a pushed update; bumps the version only when something actually changed.
     pub fn update(&self, registration_id: &str, update: ComponentUpdate) -> bool {
         let changed = {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             let Some(registration) = state.registration_mut(registration_id) else {
                 return false;
             };
@@ -591,7 +592,7 @@ impl Surface {
         if !changed {
             return false;
         }
-        let version = Self::bump(&mut self.inner.state.borrow_mut());
+        let version = Self::bump(&mut self.inner.state.get_mut_ref());
         let flips = self.availability_flips();
         self.emit(flips.into_iter().chain([SurfaceEvent::SurfaceChanged {
             surface_version: version,
@@ -617,7 +618,7 @@ impl Surface {
         let Some(old) = self
             .inner
             .state
-            .borrow()
+            .get_ref()
             .registrations
             .iter()
             .find(|r| r.id == registration_id)
@@ -634,7 +635,7 @@ impl Surface {
         let structural = !definition::same_structure(&old.def, &def);
         let bound = structural.then(|| Rc::new(definition::capture_bound_keys(&def)));
         let version = {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             let Some(registration) = state.registration_mut(registration_id) else {
                 return Ok(false);
             };
@@ -673,7 +674,7 @@ impl Surface {
         }
         let mut flipped = Vec::new();
         {
-            let mut state = self.inner.state.borrow_mut();
+            let mut state = self.inner.state.get_mut_ref();
             for (registration_id, map) in evaluated {
                 for (capability_id, available) in map {
                     let key = (registration_id.clone(), capability_id.clone());

@@ -6,6 +6,7 @@ use super::convert::{from_js, get, type_error, typed_to_js, Fields};
 use super::platform::{get_json, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
 use super::turn::{catalog_mode, mint_id, outcome_to_js, route_floors, JsObserver, JsUi};
+use dpas_host_core::cell::Access;
 use dpas_host_core::driver::{
     ConversationDriver, DriverOptions, RestoreError, StoredThread, ThreadSource, TurnParts,
 };
@@ -36,9 +37,9 @@ struct Listeners {
 impl Listeners {
     /// The store changed: drop the cached snapshot and tell every listener.
     fn changed(&self) {
-        self.snapshot.borrow_mut().take();
+        self.snapshot.get_mut_ref().take();
         let mut listeners: Vec<Function> = Vec::new();
-        for (_, listener) in self.listeners.borrow().iter() {
+        for (_, listener) in self.listeners.get_ref().iter() {
             listeners.push(listener.clone());
         }
         for listener in listeners {
@@ -208,7 +209,7 @@ impl Conversation {
     /// The current state; the same object until the store changes (for `useSyncExternalStore`).
     #[wasm_bindgen(js_name = getState, unchecked_return_type = "ConversationState")]
     pub fn get_state(&self) -> JsValue {
-        let mut snapshot = self.listeners.snapshot.borrow_mut();
+        let mut snapshot = self.listeners.snapshot.get_mut_ref();
         snapshot
             .get_or_insert_with(|| typed_to_js(self.driver.store().state()))
             .clone()
@@ -222,11 +223,11 @@ impl Conversation {
     ) -> JsValue {
         let id = self.listeners.next_listener.get();
         self.listeners.next_listener.set(id + 1);
-        self.listeners.listeners.borrow_mut().push((id, listener));
+        self.listeners.listeners.get_mut_ref().push((id, listener));
         let inner = Rc::downgrade(&self.listeners);
         Closure::<dyn FnMut()>::new(move || {
             if let Some(inner) = inner.upgrade() {
-                inner.listeners.borrow_mut().retain(|(i, _)| *i != id);
+                inner.listeners.get_mut_ref().retain(|(i, _)| *i != id);
             }
         })
         .into_js_value()
