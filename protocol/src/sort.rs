@@ -12,37 +12,37 @@ use std::cmp::Ordering;
 
 /// Sorts `indexes` by `cmp`, ties by index, so the result is that of a stable sort of what the
 /// indexes point at when they start in ascending order, and does not depend on the algorithm.
+///
+/// Slices are read with `get`, not indexed, where the compiler cannot see the bound: an index
+/// that may be out of bounds is a panic location and a branch in the wasm.
 pub fn sort_indices(indexes: &mut [usize], cmp: &mut dyn FnMut(usize, usize) -> Ordering) {
     let n = indexes.len();
     for root in (0..n / 2).rev() {
-        sift_down(indexes, root, n, cmp);
+        sift_down(indexes, root, cmp);
     }
     for end in (1..n).rev() {
         indexes.swap(0, end);
-        sift_down(indexes, 0, end, cmp);
+        sift_down(&mut indexes[..end], 0, cmp);
     }
 }
 
-/// Moves `indexes[root]` down the max-heap held in `indexes[..end]` to where it belongs.
-fn sift_down(
-    indexes: &mut [usize],
-    mut root: usize,
-    end: usize,
-    cmp: &mut dyn FnMut(usize, usize) -> Ordering,
-) {
+/// Moves `heap[root]` down the max-heap `heap` to where it belongs.
+fn sift_down(heap: &mut [usize], mut root: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) {
     let mut less = |a: usize, b: usize| cmp(a, b).then(a.cmp(&b)) == Ordering::Less;
     loop {
-        let mut child = 2 * root + 1;
-        if child >= end {
+        let left = 2 * root + 1;
+        let (Some(&top), Some(&first)) = (heap.get(root), heap.get(left)) else {
+            return;
+        };
+        let (child, larger) = match heap.get(left + 1) {
+            Some(&second) if less(first, second) => (left + 1, second),
+            _ => (left, first),
+        };
+        if !less(top, larger) {
             return;
         }
-        if child + 1 < end && less(indexes[child], indexes[child + 1]) {
-            child += 1;
-        }
-        if !less(indexes[root], indexes[child]) {
-            return;
-        }
-        indexes.swap(root, child);
+        heap[root] = larger;
+        heap[child] = top;
         root = child;
     }
 }
@@ -50,25 +50,25 @@ fn sift_down(
 /// Sorts `items` in place by `less`, keeping equal items in their order (stable).
 pub fn sort_stable<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
     let mut order: Vec<usize> = (0..items.len()).collect();
-    sort_indices(&mut order, &mut |a, b| {
-        if less(&items[a], &items[b]) {
-            Ordering::Less
-        } else if less(&items[b], &items[a]) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
+    sort_indices(&mut order, &mut |a, b| match (items.get(a), items.get(b)) {
+        (Some(x), Some(y)) if less(x, y) => Ordering::Less,
+        (Some(x), Some(y)) if less(y, x) => Ordering::Greater,
+        _ => Ordering::Equal,
     });
     // Position p takes the item at order[p]: each cycle of the permutation walked once by swaps.
     for start in 0..order.len() {
         let mut at = start;
-        while order[at] != start {
-            let next = order[at];
+        while let Some(&next) = order.get(at) {
+            if next == start || next >= items.len() {
+                break;
+            }
             items.swap(at, next);
             order[at] = at;
             at = next;
         }
-        order[at] = at;
+        if let Some(slot) = order.get_mut(at) {
+            *slot = at;
+        }
     }
 }
 
