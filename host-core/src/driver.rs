@@ -120,6 +120,49 @@ impl TurnObserver for StoreObserver {
     }
 }
 
+/// What [`ConversationDriver::start`] made of a message.
+pub enum Started {
+    /// A turn is running: the history as it stands, answered `TURN_IN_PROGRESS`.
+    Busy(TurnOutcome),
+    /// The turn to run, and its options.
+    Running(Box<DriverTurn>, TurnOptions),
+}
+
+/// A conversation's admitted turn: its platform parts, and the observer that feeds the store
+/// while its generation is current.
+pub struct DriverTurn {
+    transport: Box<dyn Transport>,
+    signal: Box<dyn AbortSignal>,
+    ui: Box<dyn TurnUi>,
+    observer: StoreObserver,
+}
+
+impl DriverTurn {
+    /// What the turn runs against.
+    pub fn env(&self) -> TurnEnv<'_> {
+        let options = &self.observer.driver.options;
+        TurnEnv {
+            surface: &options.surface,
+            transport: &*self.transport,
+            clock: &*options.clock,
+            yielder: &*options.yielder,
+            signal: &*self.signal,
+            ui: &*self.ui,
+            observer: &self.observer,
+        }
+    }
+
+    /// The turn ended: its outcome into the store, unless `reset`/`restore` outlived it.
+    pub fn finish(&self, outcome: &TurnOutcome) {
+        if self.observer.current() {
+            let driver = &self.observer.driver;
+            driver.abort.get_mut_ref().take();
+            driver.store.get_mut_ref().finish_turn(outcome);
+            (driver.options.on_change)();
+        }
+    }
+}
+
 impl ConversationDriver {
     pub fn new(
         conversation_id: String,
@@ -177,15 +220,33 @@ impl ConversationDriver {
         text: &str,
         begin: impl FnOnce() -> Result<TurnParts, E>,
     ) -> Result<TurnOutcome, E> {
+        let (turn, options) = match self.start(text, begin)? {
+            Started::Busy(outcome) => return Ok(outcome),
+            Started::Running(turn, options) => (turn, options),
+        };
+        let outcome = run_turn(&turn.env(), options).await;
+        turn.finish(&outcome);
+        Ok(outcome)
+    }
+
+    /// [`send`](Self::send) up to the turn: the user message into the store, the turn's
+    /// parts made and its options; a busy conversation's answer instead. Synchronous, so a
+    /// binding can run the turn in its own future (#16: a nested `send` future measured
+    /// larger); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
+    pub fn start<E>(
+        self: &Rc<Self>,
+        text: &str,
+        begin: impl FnOnce() -> Result<TurnParts, E>,
+    ) -> Result<Started, E> {
         let messages = self.store.get_mut_ref().begin_turn(text);
         let Some(messages) = messages else {
             let history = self.store.get_ref().history().to_vec();
-            return Ok(busy(history));
+            return Ok(Started::Busy(busy(history)));
         };
         (self.options.on_change)();
         let parts = begin()?;
         *self.abort.get_mut_ref() = Some(parts.abort);
-        let turn = TurnOptions {
+        let options = TurnOptions {
             conversation_id: self.store.get_ref().state().conversation_id.clone(),
             turn_id: parts.turn_id,
             messages,
@@ -195,32 +256,37 @@ impl ConversationDriver {
             catalog_mode: self.catalog_mode.get(),
             settle: SettlePolicy::default(),
         };
-        let observer = StoreObserver {
-            driver: self.clone(),
-            generation: self.generation.get(),
+        let turn = DriverTurn {
+            transport: parts.transport,
+            signal: parts.signal,
+            ui: parts.ui,
+            observer: StoreObserver {
+                driver: self.clone(),
+                generation: self.generation.get(),
+            },
         };
-        let env = TurnEnv {
-            surface: &self.options.surface,
-            transport: &*parts.transport,
-            clock: &*self.options.clock,
-            yielder: &*self.options.yielder,
-            signal: &*parts.signal,
-            ui: &*parts.ui,
-            observer: &observer,
-        };
-        let outcome = run_turn(&env, turn).await;
-        if observer.current() {
-            self.abort.get_mut_ref().take();
-            self.store.get_mut_ref().finish_turn(&outcome);
-            (self.options.on_change)();
-        }
-        Ok(outcome)
+        Ok(Started::Running(Box::new(turn), options))
     }
 
     /// Loads a stored thread's messages, and its summed usage when it can be read, and
     /// continues that thread (a running turn is cancelled and stops writing).
     pub async fn restore(self: Rc<Self>, conversation_id: String) -> Result<(), RestoreError> {
-        let (messages, usage) = self.options.threads.load(&conversation_id).await;
+        let loaded = self.options.threads.load(&conversation_id).await;
+        self.restored(conversation_id, loaded)
+    }
+
+    /// [`restore`](Self::restore) in two halves, so a binding awaits the load in its own
+    /// future: the thread's load, started.
+    pub fn load(&self, conversation_id: &str) -> LocalBoxFuture<'static, StoredThread> {
+        self.options.threads.load(conversation_id)
+    }
+
+    /// The loaded thread taken in, or why not (the conversation is then left as it was).
+    pub fn restored(
+        &self,
+        conversation_id: String,
+        (messages, usage): StoredThread,
+    ) -> Result<(), RestoreError> {
         let messages = decode_messages(messages.map_err(RestoreError::Unavailable)?)
             .ok_or(RestoreError::Malformed)?;
         // Usage is what the meter shows, not what the conversation needs: a thread whose

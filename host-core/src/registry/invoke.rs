@@ -7,8 +7,7 @@
 use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
 use crate::canonical::{json_text, to_canonical_string};
 use crate::capability::{
-    Availability, CancelToken, Confirmation, Effect, Handler, HandlerError, HandlerResult,
-    InvocationContext,
+    Availability, CancelToken, Confirmation, Effect, HandlerError, HandlerResult, InvocationContext,
 };
 use crate::cell::Access;
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
@@ -64,30 +63,37 @@ pub(crate) struct DedupeEntry {
     state: DedupeState,
 }
 
-/// The resolved target of a call.
+/// The resolved target of a call: its definition's place in the registration's component
+/// definition (which an `Rc` keeps as it was), read from there when needed rather than
+/// copied out for every candidate.
+#[derive(Clone, Copy)]
 enum Target {
-    Observation {
-        read: Handler,
-        output_schema: Value,
-    },
-    Action {
-        execute: Handler,
-        input_schema: Value,
-        output_schema: Option<Value>,
-        effect: Effect,
-        confirmation: Confirmation,
-    },
-    Procedure {
-        index: usize,
-    },
+    Observation(usize),
+    Action(usize),
+    Procedure(usize),
 }
 
 struct Resolved {
     registration: Registration,
     target: Target,
-    description: String,
-    /// The capability's own gates (`when`, reasons), found with it.
-    gates: Availability,
+}
+
+impl Resolved {
+    /// The target's description and its gates (`when`, reasons).
+    fn described(&self) -> (&str, &Availability) {
+        let def = &self.registration.def;
+        match self.target {
+            Target::Observation(i) => (
+                &def.observations[i].description,
+                &def.observations[i].availability,
+            ),
+            Target::Action(i) => (&def.actions[i].description, &def.actions[i].availability),
+            Target::Procedure(i) => (
+                &def.procedures[i].description,
+                &def.procedures[i].availability,
+            ),
+        }
+    }
 }
 
 /// No instance asked for, or this one.
@@ -254,38 +260,35 @@ impl Surface {
         let capability_id = &request.capability_id;
         let registration = &resolved.registration;
         let def = &registration.def;
+        let (description, gates) = resolved.described();
         registration
-            .availability(capability_id, &resolved.gates)
+            .availability(capability_id, gates)
             .map_err(|reason| SurfaceError::not_available(capability_id, &reason))?;
         let raw_input = match &request.input {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(input) => input.clone(),
         };
-        let (input, confirmation, effect) = match &resolved.target {
-            Target::Observation { .. } => {
+        let (input, confirmation, effect) = match resolved.target {
+            Target::Observation(_) => {
                 (Value::Object(Map::new()), Confirmation::Never, Effect::Read)
             }
-            Target::Action {
-                input_schema,
-                confirmation,
-                effect,
-                ..
-            } => {
-                let issues = validate(input_schema, &raw_input, &*self.inner.patterns);
+            Target::Action(index) => {
+                let action = &def.actions[index];
+                let issues = validate(&action.input_schema, &raw_input, &*self.inner.patterns);
                 if !issues.is_empty() {
                     return Err(SurfaceError::invalid_input(
                         capability_id,
                         issues_value(&issues),
                     ));
                 }
-                (raw_input, *confirmation, *effect)
+                (raw_input, action.confirmation, action.effect)
             }
-            Target::Procedure { index } => {
-                let procedure = &def.procedures[*index];
+            Target::Procedure(index) => {
+                let procedure = &def.procedures[index];
                 let input = effective_procedure_input(
                     capability_id,
                     procedure,
-                    &registration.bound[*index],
+                    &registration.bound[index],
                     raw_input,
                     &*self.inner.patterns,
                 )?;
@@ -294,7 +297,7 @@ impl Surface {
         };
         if confirmation == Confirmation::Required && !request.confirmed {
             let input = json_text(&input);
-            let summary = capped([&resolved.description, " — input: ", &input].concat());
+            let summary = capped([description, " — input: ", &input].concat());
             return Err(SurfaceError::new(
                 ErrorCode::ConfirmationRequired,
                 Retry::WithConfirmation,
@@ -317,7 +320,7 @@ impl Surface {
             confirmed: request.confirmed,
             cancel: request.cancel.clone(),
             timeout_ms: match resolved.target {
-                Target::Procedure { index } => registration.def.procedures[index].timeout_ms,
+                Target::Procedure(index) => def.procedures[index].timeout_ms,
                 _ => None,
             },
         };
@@ -356,52 +359,27 @@ impl Surface {
                 CapabilityId::View {
                     component_type,
                     name,
-                } if def.component_type == component_type => def
-                    .observations
-                    .iter()
-                    .find(|o| o.name == name)
-                    .map(|o| {
-                        (
-                            Target::Observation {
-                                read: o.read.clone(),
-                                output_schema: o.output_schema.clone(),
-                            },
-                            o.description.clone(),
-                            o.availability.clone(),
-                        )
-                    })
-                    .or_else(|| {
-                        def.actions.iter().find(|a| a.name == name).map(|a| {
-                            let target = Target::Action {
-                                execute: a.execute.clone(),
-                                input_schema: a.input_schema.clone(),
-                                output_schema: a.output_schema.clone(),
-                                effect: a.effect,
-                                confirmation: a.confirmation,
-                            };
-                            (target, a.description.clone(), a.availability.clone())
-                        })
-                    }),
+                } if def.component_type == component_type => {
+                    match def.observations.iter().position(|o| o.name == name) {
+                        Some(index) => Some(Target::Observation(index)),
+                        None => def
+                            .actions
+                            .iter()
+                            .position(|a| a.name == name)
+                            .map(Target::Action),
+                    }
+                }
                 CapabilityId::Domain { path } => def
                     .procedures
                     .iter()
                     .position(|p| p.path == path)
-                    .map(|index| {
-                        let procedure = &def.procedures[index];
-                        (
-                            Target::Procedure { index },
-                            procedure.description.clone(),
-                            procedure.availability.clone(),
-                        )
-                    }),
+                    .map(Target::Procedure),
                 CapabilityId::View { .. } => None,
             };
-            if let Some((target, description, gates)) = found {
+            if let Some(target) = found {
                 out.push(Resolved {
                     registration: r.clone(),
                     target,
-                    description,
-                    gates,
                 });
             }
         }
@@ -478,7 +456,7 @@ impl Surface {
     /// A destructive or external procedure offered on an older surface is refused: the screen
     /// the user saw is not the one it would act on.
     fn check_fresh(&self, chosen: &Resolved, request: &InvokeRequest) -> Result<(), SurfaceError> {
-        let Target::Procedure { index } = chosen.target else {
+        let Target::Procedure(index) = chosen.target else {
             return Ok(());
         };
         let effect = chosen.registration.def.procedures[index].effect;
@@ -507,19 +485,26 @@ impl Surface {
             target,
             ..
         } = resolved;
+        let def = &registration.def;
         let (handler, output_schema, navigates) = match target {
-            Target::Observation {
-                read,
-                output_schema,
-            } => (Some(read), Some(output_schema), false),
-            Target::Action {
-                execute,
-                output_schema,
-                effect,
-                ..
-            } => (Some(execute), output_schema, effect == Effect::Navigation),
-            Target::Procedure { index } => {
-                let schema = registration.def.procedures[index].output_schema.clone();
+            Target::Observation(index) => {
+                let observation = &def.observations[index];
+                (
+                    Some(observation.read.clone()),
+                    Some(observation.output_schema.clone()),
+                    false,
+                )
+            }
+            Target::Action(index) => {
+                let action = &def.actions[index];
+                (
+                    Some(action.execute.clone()),
+                    action.output_schema.clone(),
+                    action.effect == Effect::Navigation,
+                )
+            }
+            Target::Procedure(index) => {
+                let schema = def.procedures[index].output_schema.clone();
                 (self.inner.executor.get_ref().clone(), schema, false)
             }
         };

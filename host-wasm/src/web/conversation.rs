@@ -3,15 +3,16 @@
 //! `AbortController`, and threads restored from the server.
 
 use super::convert::{from_js, get, type_error, typed_to_js, Fields};
-use super::platform::{get_json, ChannelYield, FetchTransport, PerformanceClock, Signal};
+use super::platform::{json_of, send_get, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
 use super::turn::{catalog_mode, mint_id, outcome_to_js, route_floors, JsObserver, JsUi};
 use dpas_host_core::cell::Access;
 use dpas_host_core::driver::{
-    ConversationDriver, DriverOptions, RestoreError, StoredThread, ThreadSource, TurnParts,
+    ConversationDriver, DriverOptions, RestoreError, Started, StoredThread, ThreadSource, TurnParts,
 };
+use dpas_host_core::turn::run_turn;
 use dpas_protocol::json::Value;
-use futures_util::future::{join, LocalBoxFuture};
+use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::Function;
 use std::cell::{Cell, RefCell};
@@ -59,9 +60,13 @@ impl ThreadSource for FetchThreads {
         let encoded: String = js_sys::encode_uri_component(conversation_id).into();
         let thread_url = [self.endpoint.as_str(), "/", &encoded].concat();
         let messages_url = [thread_url.as_str(), "/model-messages"].concat();
+        // The messages and the thread's metadata (which carries its usage): both requests are
+        // on their way before either answer is read (no `join`: #16).
+        let messages = send_get(&messages_url);
+        let thread = send_get(&thread_url);
         async move {
-            // The messages and the thread's metadata (which carries its usage), together.
-            let (body, thread) = join(get_json(&messages_url), get_json(&thread_url)).await;
+            let body = json_of(messages).await;
+            let thread = json_of(thread).await;
             // Not JSON-shaped is not messages: the core refuses `null` as malformed.
             let messages = body.map(|body| from_js(body).unwrap_or(Value::Null));
             let usage = thread
@@ -116,7 +121,13 @@ async fn send(
     options: Rc<Options>,
     text: String,
 ) -> Result<JsValue, JsValue> {
-    let outcome = driver.send(&text, || turn_parts(&options)).await?;
+    // The driver's `send`, with the turn run in this future rather than in a nested one (#16).
+    let (turn, turn_options) = match driver.start(&text, || turn_parts(&options))? {
+        Started::Busy(outcome) => return Ok(outcome_to_js(&outcome)),
+        Started::Running(turn, turn_options) => (turn, turn_options),
+    };
+    let outcome = run_turn(&turn.env(), turn_options).await;
+    turn.finish(&outcome);
     Ok(outcome_to_js(&outcome))
 }
 
@@ -124,7 +135,8 @@ async fn restore(
     driver: Rc<ConversationDriver>,
     conversation_id: String,
 ) -> Result<JsValue, JsValue> {
-    match driver.restore(conversation_id).await {
+    let loaded = driver.load(&conversation_id).await;
+    match driver.restored(conversation_id, loaded) {
         Ok(()) => Ok(JsValue::UNDEFINED),
         Err(RestoreError::Unavailable(status)) => Err(js_sys::Error::new(
             &[

@@ -183,24 +183,6 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// A required string field.
-pub(crate) fn string(object: &JsValue, key: &str, what: &str) -> Result<String, JsValue> {
-    let mut fields = Fields::new(object, what);
-    let value = fields.string(key);
-    fields.done(value)
-}
-
-/// An optional string field (`undefined`/`null` are absent).
-pub(crate) fn opt_string(
-    object: &JsValue,
-    key: &str,
-    what: &str,
-) -> Result<Option<String>, JsValue> {
-    let mut fields = Fields::new(object, what);
-    let value = fields.opt_string(key);
-    fields.done(value)
-}
-
 /// An optional function field.
 pub(crate) fn opt_function(
     object: &JsValue,

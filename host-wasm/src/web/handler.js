@@ -32,3 +32,15 @@ export function callHandler(f, args, context, ms, turn) {
     Promise.resolve(value).then(settle(resolve), settle(reject));
   });
 }
+
+// askConfirm: see its declaration in turn.rs.
+export function askConfirm(confirm, request, turn) {
+  let answer = Promise.resolve(confirm(request));
+  if (turn) {
+    answer = Promise.race([answer, new Promise((resolve) => {
+      if (turn.aborted) return resolve(false);
+      turn.addEventListener("abort", () => resolve(false));
+    })]);
+  }
+  return answer.then((value) => value === true, () => false);
+}

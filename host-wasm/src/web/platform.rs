@@ -138,11 +138,12 @@ impl futures_util::Stream for Chunks {
     }
 }
 
-async fn post(
-    endpoint: String,
-    signal: Option<web_sys::AbortSignal>,
-    body: Vec<u8>,
-) -> Result<StepResponse, TransportFailure> {
+/// The step's `fetch`, sent now: POST with the session cookie and the caller's signal.
+fn send_post(
+    endpoint: &str,
+    signal: Option<&web_sys::AbortSignal>,
+    body: &[u8],
+) -> Result<JsFuture, TransportFailure> {
     let init = RequestInit::new();
     init.set_method("POST");
     init.set_credentials(RequestCredentials::Include);
@@ -153,13 +154,17 @@ async fn post(
     init.set_headers(&headers);
     // The body goes over as bytes: a string would be decoded from UTF-8 into a JS string
     // here and encoded back by `Request` (a 51 KB request at 128 capabilities pays both).
-    init.set_body(&Uint8Array::from(&body[..]));
-    if let Some(signal) = &signal {
+    init.set_body(&Uint8Array::from(body));
+    if let Some(signal) = signal {
         init.set_signal(Some(signal));
     }
-    let request = Request::new_with_str_and_init(&endpoint, &init).map_err(|_| TransportFailure)?;
-    let response: Response = JsFuture::from(global_fetch(&request))
-        .await
+    let request = Request::new_with_str_and_init(endpoint, &init).map_err(|_| TransportFailure)?;
+    Ok(JsFuture::from(global_fetch(&request)))
+}
+
+/// The step's response: its status and its body as chunks.
+fn step_response(fetched: Result<JsValue, JsValue>) -> Result<StepResponse, TransportFailure> {
+    let response: Response = fetched
         .map_err(|_| TransportFailure)?
         .dyn_into()
         .map_err(|_| TransportFailure)?;
@@ -188,21 +193,29 @@ async fn post(
 }
 
 impl Transport for FetchTransport {
+    /// Sends the request at once; the future is the response. The work before and after the
+    /// one await is in plain functions (#16: the `async fn` holding all of it was 978 B).
     fn post(
         &self,
         body: Vec<u8>,
     ) -> LocalBoxFuture<'static, Result<StepResponse, TransportFailure>> {
-        post(self.endpoint.clone(), self.signal.clone(), body).boxed_local()
+        let sent = send_post(&self.endpoint, self.signal.as_ref(), &body);
+        async move { step_response(sent?.await) }.boxed_local()
     }
 }
 
-/// GETs JSON with the session cookie; `Err` carries the status (0 when unreachable).
-pub(crate) async fn get_json(url: &str) -> Result<JsValue, u16> {
+/// A GET with the session cookie, sent now; `Err(0)` when it cannot be made.
+pub(crate) fn send_get(url: &str) -> Result<JsFuture, u16> {
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_credentials(RequestCredentials::Include);
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| 0u16)?;
-    let response: Response = JsFuture::from(global_fetch(&request))
+    Ok(JsFuture::from(global_fetch(&request)))
+}
+
+/// The JSON body of a sent GET; `Err` carries the status (0 when unreachable).
+pub(crate) async fn json_of(sent: Result<JsFuture, u16>) -> Result<JsValue, u16> {
+    let response: Response = sent?
         .await
         .map_err(|_| 0u16)?
         .dyn_into()

@@ -495,6 +495,48 @@ async fn confirmation_asks_the_app_and_a_denial_is_a_typed_result() {
     }
 }
 
+/// Only an answer of `true` confirms: a throw, a rejection or any other answer is a denial,
+/// and an abort while the dialog is pending cancels the turn, the call answered as never run.
+#[wasm_bindgen_test]
+async fn confirm_throws_rejections_other_answers_and_aborts_are_not_approvals() {
+    let denials = [
+        ("throw", "return () => { throw new Error('no dialog'); };"),
+        (
+            "reject",
+            "return () => Promise.reject(new Error('closed'));",
+        ),
+        ("truthy", "return async () => 'yes';"),
+        ("one", "return () => 1;"),
+    ];
+    for (name, confirm) in denials {
+        let log = Array::new();
+        let surface = surface_with_widget(&log, JsValue::NULL);
+        let opts = options(&surface, "confirm", &unique(name), "{}");
+        Reflect::set(&opts, &"confirm".into(), &js(confirm, &[])).unwrap();
+        let result = run(opts).await;
+        assert_eq!(result["status"], "completed", "{name}");
+        let value = &tool_values(&result)[0].1;
+        assert_eq!(value["error"]["code"], "CONFIRMATION_INVALID", "{name}");
+        assert_eq!(json_of(&log.into()), json!([]), "{name}");
+    }
+    let log = Array::new();
+    let surface = surface_with_widget(&log, JsValue::NULL);
+    let controller = web_sys::AbortController::new().unwrap();
+    let opts = options(&surface, "confirm", &unique("abort"), "{}");
+    Reflect::set(&opts, &"signal".into(), &controller.signal()).unwrap();
+    let confirm = js(
+        "const controller = $0; \
+         return () => { queueMicrotask(() => controller.abort()); return new Promise(() => {}); };",
+        &[controller.into()],
+    );
+    Reflect::set(&opts, &"confirm".into(), &confirm).unwrap();
+    let result = run(opts).await;
+    assert_eq!(result["status"], "cancelled");
+    let value = &tool_values(&result)[0].1;
+    assert_eq!(value["error"]["code"], "TOOL_NOT_EXECUTED");
+    assert_eq!(json_of(&log.into()), json!([]));
+}
+
 /// `options.surface` is reached through the object (no table of live surfaces): anything but
 /// a live `Surface` is a `TypeError`, for `runTurn` and for `Conversation`, and reaching a
 /// surface neither frees nor moves it.
@@ -863,6 +905,67 @@ fn a_malformed_definition_names_its_first_bad_field_and_reads_no_further() {
             "action.description"
         ])
     );
+}
+
+/// `runTurn`'s options likewise: the promise rejects with the first bad field's `TypeError`,
+/// and nothing after that field is read.
+#[wasm_bindgen_test]
+async fn malformed_run_turn_options_name_their_first_bad_field() {
+    let message = |error: &JsValue| get(error, "message").as_string();
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let log = Array::new();
+    let options = js(
+        "const log = $0; \
+         return new Proxy({ pathname: '/', surface: $1, endpoint: '/e', until: 7, \
+           conversationId: 'cnv_x', messages: [], catalogMode: 'x' }, \
+           { get: (t, k) => { log.push(String(k)); return t[k]; } });",
+        &[log.clone().into(), surface.clone()],
+    );
+    let error = JsFuture::from(run_turn_export(options))
+        .await
+        .expect_err("rejected");
+    assert!(error.is_instance_of::<js_sys::TypeError>());
+    assert_eq!(
+        message(&error).as_deref(),
+        Some("RunTurnOptions.until must be a function")
+    );
+    assert_eq!(
+        json_of(&log.into()),
+        json!(["signal", "pathname", "surface", "endpoint", "until"])
+    );
+    let cases = [
+        (
+            "return { signal: 5 };",
+            "options.signal must be an AbortSignal",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', messages: [] };",
+            "RunTurnOptions.conversationId must be a string",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [{}] };",
+            "messages must be model messages ({role, content})",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [], catalogMode: 'x' };",
+            "catalogMode must be direct or meta",
+        ),
+        (
+            "return { pathname: '/', surface: $0, endpoint: '/e', conversationId: 'c', \
+             messages: [], onEvent: 'x' };",
+            "RunTurnOptions.onEvent must be a function",
+        ),
+    ];
+    for (body, expected) in cases {
+        let options = js(body, std::slice::from_ref(&surface));
+        let error = JsFuture::from(run_turn_export(options))
+            .await
+            .expect_err(expected);
+        assert!(error.is_instance_of::<js_sys::TypeError>(), "{expected}");
+        assert_eq!(message(&error).as_deref(), Some(expected));
+    }
 }
 
 /// `Conversation`'s options likewise: the first bad field is named and nothing after it is

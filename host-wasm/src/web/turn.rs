@@ -1,10 +1,7 @@
 //! `runTurn(options)`: the options read from JS, the core loop over the browser's traits, and
 //! frames and loop events handed back to JS.
 
-use super::convert::{
-    from_js, get, object, opt_function, opt_string, parse_js, string, to_js, type_error,
-    typed_to_js,
-};
+use super::convert::{from_js, get, object, parse_js, to_js, type_error, typed_to_js, Fields};
 use super::platform::{random_seed, ChannelYield, FetchTransport, PerformanceClock, Signal};
 use super::surface::core_surface;
 use dpas_host_core::capability::CancelToken;
@@ -21,7 +18,7 @@ use dpas_protocol::wire_name::is_browser_tool;
 use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
-use js_sys::{Array, Function};
+use js_sys::Function;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -74,6 +71,20 @@ pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>,
         .ok_or_else(|| type_error("messages must be model messages ({role, content})"))
 }
 
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// Calls `confirm(request)` (a throw is `Err`) and resolves `true` only for an answer of
+    /// `true`: a rejection, another answer, or the turn's signal aborting while it is pending
+    /// resolve `false`. In JS (the handler snippet) because the race and its listener are
+    /// smaller there than as wasm-bindgen closures (#16).
+    #[wasm_bindgen(js_name = askConfirm, catch)]
+    fn ask_confirm(
+        confirm: &Function,
+        request: &JsValue,
+        turn: Option<web_sys::AbortSignal>,
+    ) -> Result<js_sys::Promise, JsValue>;
+}
+
 /// The app's side of the turn: pathname, `until`, `confirm`.
 pub(crate) struct JsUi {
     pub(crate) pathname: Option<Function>,
@@ -123,34 +134,20 @@ impl TurnUi for JsUi {
 
     /// No callback, a throw, a rejection or an abort while asking all count as denial.
     fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool> {
-        let Some(confirm) = self.confirm.clone() else {
-            return std::future::ready(false).boxed_local();
-        };
-        let asked = confirm.call1(&JsValue::UNDEFINED, &confirm_request_to_js(request));
-        let signal = self.signal.clone();
+        let asked = self.confirm.as_ref().map(|confirm| {
+            ask_confirm(
+                confirm,
+                &confirm_request_to_js(request),
+                self.signal.clone(),
+            )
+        });
         async move {
-            let Ok(answer) = asked else { return false };
-            let answer = js_sys::Promise::resolve(&answer);
-            let answer = match signal {
-                Some(signal) => {
-                    let aborted = js_sys::Promise::new(&mut |resolve, _| {
-                        if signal.aborted() {
-                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
-                            return;
-                        }
-                        let on_abort = Closure::once_into_js(move || {
-                            let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
-                        });
-                        let _ = signal
-                            .add_event_listener_with_callback("abort", on_abort.unchecked_ref());
-                    });
-                    js_sys::Promise::race(&[answer, aborted].into_iter().collect::<Array>())
-                }
-                None => answer,
-            };
-            JsFuture::from(answer)
-                .await
-                .is_ok_and(|v| v.as_bool() == Some(true))
+            match asked {
+                Some(Ok(asked)) => JsFuture::from(asked)
+                    .await
+                    .is_ok_and(|v| v.as_bool() == Some(true)),
+                Some(Err(_)) | None => false,
+            }
         }
         .boxed_local()
     }
@@ -317,8 +314,8 @@ pub(crate) struct Run {
     pub(crate) observer: JsObserver,
 }
 
-fn signal_of(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
-    let signal = get(options, "signal");
+/// `options.signal`: absent, or an `AbortSignal`.
+fn signal_of(signal: JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     if signal.is_undefined() || signal.is_null() {
         return Ok(None);
     }
@@ -328,46 +325,64 @@ fn signal_of(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue>
         .map_err(|_| type_error("options.signal must be an AbortSignal"))
 }
 
-/// `runTurn`'s options, read in order (the first bad field is the one a `TypeError` names).
-/// Synchronous, so the turn's future holds only the turn (#16).
+/// `runTurn`'s options, read in order through one [`Fields`] reader: the first bad field is
+/// the one a `TypeError` names and nothing after it is read. Synchronous, so the turn's
+/// future holds only the turn (#16).
 fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
-    let what = "RunTurnOptions";
     if !options.is_object() {
         return Err(type_error("runTurn needs an options object"));
     }
-    let signal = signal_of(options)?;
-    let pathname = string(options, "pathname", what)?;
-    let mut run = Run {
-        surface: core_surface(&get(options, "surface"))?,
+    let mut f = Fields::new(options, "RunTurnOptions");
+    let signal = f.get("signal");
+    let signal = f.check(signal_of(signal)).flatten();
+    let pathname = f.string("pathname");
+    let surface = f.get("surface");
+    let surface = f.check(core_surface(&surface));
+    let endpoint = f.string("endpoint");
+    let until = f.opt_function("until");
+    let confirm = f.opt_function("confirm");
+    let conversation_id = f.string("conversationId");
+    let turn_id = f.opt_string("turnId");
+    let messages = f.get("messages");
+    let messages = f.check(messages_from_js(&messages)).unwrap_or_default();
+    let routes = f.get("routeScopes");
+    let route_floors = f.check(route_floors(&routes)).flatten();
+    let model_id = f.opt_string("modelId");
+    let mode = f.opt_string("catalogMode");
+    let catalog_mode = f.check(catalog_mode(mode.as_deref())).unwrap_or_default();
+    let on_frame = f.opt_function("onFrame");
+    let on_event = f.opt_function("onEvent");
+    f.done(())?;
+    // `None` only when a field was refused, which `done` has returned.
+    let Some(surface) = surface else {
+        return Err(JsValue::UNDEFINED);
+    };
+    let run = Run {
+        surface,
         transport: FetchTransport {
-            endpoint: string(options, "endpoint", what)?,
+            endpoint,
             signal: signal.clone(),
         },
         signal: Signal(signal.clone()),
         ui: JsUi {
             pathname: None,
             fallback_pathname: pathname.clone(),
-            until: opt_function(options, "until", what)?,
-            confirm: opt_function(options, "confirm", what)?,
+            until,
+            confirm,
             signal,
         },
-        observer: JsObserver {
-            on_frame: None,
-            on_event: None,
-        },
+        observer: JsObserver { on_frame, on_event },
     };
     let turn = TurnOptions {
-        conversation_id: string(options, "conversationId", what)?,
-        turn_id: opt_string(options, "turnId", what)?.unwrap_or_else(|| mint_id("trn_")),
-        messages: messages_from_js(&get(options, "messages"))?,
+        conversation_id,
+        turn_id: turn_id.unwrap_or_else(|| mint_id("trn_")),
+        messages,
         pathname,
-        route_floors: route_floors(&get(options, "routeScopes"))?,
-        model_id: opt_string(options, "modelId", what)?,
-        catalog_mode: catalog_mode(opt_string(options, "catalogMode", what)?.as_deref())?,
+        route_floors,
+        model_id,
+        catalog_mode,
         settle: SettlePolicy::default(),
     };
-    run.observer.on_frame = opt_function(options, "onFrame", what)?;
-    run.observer.on_event = opt_function(options, "onEvent", what)?;
     Ok((run, turn))
 }
 
