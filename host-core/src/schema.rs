@@ -240,27 +240,34 @@ fn is_date(text: &str) -> bool {
 }
 
 fn is_time(text: &str) -> bool {
-    let Some((clock, offset)) = text
-        .find(['Z', 'z', '+', '-'])
-        .and_then(|at| text.split_at_checked(at))
+    // Read as bytes: every separator is ASCII, and a byte range of untrusted text can end
+    // inside a character (`+aé…`), where slicing the `str` would panic. The first `Z`, `z`,
+    // `+` or `-` starts the offset; a byte search, where `str::find` with a set of `char`s
+    // was a searcher of its own (#16).
+    let bytes = text.as_bytes();
+    let Some((clock, offset)) = bytes
+        .iter()
+        .position(|b| matches!(b, b'Z' | b'z' | b'+' | b'-'))
+        .and_then(|at| bytes.split_at_checked(at))
     else {
         return false;
     };
-    // The offset is read as bytes: `±hh:mm` is ASCII, and a byte range of untrusted text can
-    // end inside a character (`+aé…`), where slicing the `str` would panic.
-    let offset_ok = match offset.as_bytes() {
+    let offset_ok = match offset {
         [b'Z' | b'z'] => true,
         [_, h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit()),
         _ => false,
     };
-    let (hms, fraction) = dpas_protocol::text::split_once(clock, b'.').unwrap_or((clock, "0"));
-    let &[h1, h2, b':', m1, m2, b':', s1, s2] = hms.as_bytes() else {
+    let (hms, fraction): (&[u8], &[u8]) = match clock.iter().position(|&b| b == b'.') {
+        Some(at) => (&clock[..at], &clock[at + 1..]),
+        None => (clock, b"0"),
+    };
+    let &[h1, h2, b':', m1, m2, b':', s1, s2] = hms else {
         return false;
     };
     offset_ok
         && [h1, h2, m1, m2, s1, s2].iter().all(u8::is_ascii_digit)
         && !fraction.is_empty()
-        && fraction.bytes().all(|b| b.is_ascii_digit())
+        && fraction.iter().all(u8::is_ascii_digit)
         && [h1, h2] < *b"24"
         && [m1, m2] < *b"60"
         && [s1, s2] <= *b"60"
@@ -270,7 +277,9 @@ fn format_matches(format: &str, text: &str) -> bool {
     match format {
         "date" => is_date(text),
         "date-time" => text
-            .split_once(['T', 't'])
+            .bytes()
+            .position(|b| b == b'T' || b == b't')
+            .and_then(|at| Some((text.get(..at)?, text.get(at + 1..)?)))
             .is_some_and(|(date, time)| is_date(date) && is_time(time)),
         // Five groups of 8, 4, 4, 4 and 12 hex digits joined by `-`.
         "uuid" => {
@@ -287,9 +296,9 @@ fn format_matches(format: &str, text: &str) -> bool {
                 && !text.chars().any(char::is_whitespace)
         }),
         "uri" => dpas_protocol::text::split_once(text, b':').is_some_and(|(scheme, rest)| {
-            let mut chars = scheme.chars();
-            chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            let mut bytes = scheme.bytes();
+            bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+                && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
                 && !rest.chars().any(char::is_whitespace)
         }),
         _ => true,
@@ -825,6 +834,17 @@ mod tests {
             ("uuid", "123e4567e-89b-12d3-a456-426614174000", false),
             ("uuid", "123e4567-e89b-12d3-a456-4266141740000", false),
             ("uuid", "123e4567-e89b-12d3-a456_426614174000", false),
+            ("uri", "a+b-c.d:x", true),
+            ("uri", "1a:x", false),
+            ("uri", "éa:x", false),
+            ("uri", "aé:x", false),
+            ("uri", "ab:x y", false),
+            ("uri", "ab:x\u{2003}y", false),
+            ("email", "a@b", true),
+            ("email", "a@b@c", false),
+            ("email", "a b@c", false),
+            ("date-time", "2026-11-29T09:05:00-é", false),
+            ("date-time", "2026-11-29X09:05:00Z", false),
         ];
         for (format, text, valid) in cases {
             let schema = json!({ "type": "string", "format": format });

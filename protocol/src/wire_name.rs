@@ -279,10 +279,10 @@ where
     }
     let mut assigned = Vec::with_capacity(entries.len());
     for k in entries {
-        let i = keys
-            .binary_search(k)
-            .expect("every entry is one of the keys");
-        assigned.push(names[i].clone());
+        // Every entry is one of the keys, so the search finds it (`Ok`); no panic path.
+        if let Ok(i) = keys.binary_search(k) {
+            assigned.push(names[i].clone());
+        }
     }
     assigned
 }
