@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 # The built size plus 200 B of headroom (a fix in the settle-wait's MessageChannel ports needs
 # ~71 B; NOTES.md). Lowered with each landed cut (host-wasm/README.md, "Size"), so none regresses.
-BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-97423}
+BUDGET_GZIP_BYTES=${BUDGET_GZIP_BYTES:-96859}
 say() { printf '\033[1m[build-wasm]\033[0m %s\n' "$*"; }
 
 pinned=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
@@ -25,8 +25,8 @@ if [ "$installed" != "$pinned" ]; then
   exit 1
 fi
 wasm_opt=host-wasm/tools/node_modules/.bin/wasm-opt
-if [ ! -x "$wasm_opt" ] || [ ! -x host-wasm/tools/node_modules/.bin/esbuild ]; then
-  say "npm ci in host-wasm/tools (binaryen's wasm-opt, esbuild)"
+if [ ! -x "$wasm_opt" ] || [ ! -x host-wasm/tools/node_modules/.bin/terser ]; then
+  say "npm ci in host-wasm/tools (binaryen's wasm-opt, terser)"
   (cd host-wasm/tools && npm ci --no-audit --no-fund)
 fi
 
@@ -63,18 +63,20 @@ say "wasm-opt -Oz --converge --one-caller-inline-max-function-size=20 --low-memo
 say "shorten the wasm's import names (scripts/lib/shorten-imports.mjs)"
 node scripts/lib/shorten-imports.mjs "$out/dpas_host_bg.wasm" "$out/dpas_host.js"
 
-# The JS glue and its snippets as the package ships them: whitespace and syntax minified by
-# esbuild (pinned in host-wasm/tools), identifiers kept. An app's bundler minifies them again
-# (the peers in scripts/size.sh are measured that way), but a page served the package as it is,
-# or a dev server that does not minify, gets these files: 7.1 → 5.3 KB gzip. Renaming the
-# identifiers too would save another 0.6 KB, but the exported classes would lose their names
-# (`Surface.name`, devtools' object labels, wasm-bindgen's "expected instance of …" errors), and
-# `--keep-names` to restore them costs 0.7 KB.
-esbuild=host-wasm/tools/node_modules/.bin/esbuild
-say "esbuild --minify-whitespace --minify-syntax (dpas_host.js and snippets)"
+# The JS glue and its snippets as the package ships them: minified by terser (pinned in
+# host-wasm/tools) with its default, safe compressions and local names mangled, but every class
+# and function keeping its name (`--keep-classnames --keep-fnames`): `Surface.name`, devtools'
+# object labels, wasm-bindgen's "expected instance of …" errors and stack traces through the glue
+# read as before. An app's bundler minifies them again (the peers in scripts/size.sh are measured
+# that way), but a page served the package as it is, or a dev server that does not minify, gets
+# these files: glue 7.1 → 3.7 KB gzip with the shortened import names. esbuild's whitespace and
+# syntax minification kept every name and measured 0.5 KB larger; with its identifiers renamed
+# the classes lose their names, and `--keep-names` to restore them costs 0.7 KB.
+terser=host-wasm/tools/node_modules/.bin/terser
+say "terser --module --compress --mangle --keep-classnames --keep-fnames (dpas_host.js and snippets)"
 for file in "$out/dpas_host.js" $(find "$out/snippets" -name '*.js' 2>/dev/null); do
-  "$esbuild" "$file" --minify-whitespace --minify-syntax --format=esm --log-level=warning \
-    --outfile="$file.min" && mv "$file.min" "$file"
+  "$terser" "$file" --module --compress --mangle --keep-classnames --keep-fnames \
+    --output "$file.min" && mv "$file.min" "$file"
 done
 
 # The hand-written part of the package: package.json (conditional exports), README, the entries
