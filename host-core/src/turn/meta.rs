@@ -88,11 +88,24 @@ pub fn narrow_scope(floor: &[String], requested: &[String]) -> (Vec<String>, Vec
     (kept, refused)
 }
 
-fn envelope_error(verb: &str, path: &str, message: String) -> Dispatched {
+/// `INVALID_INPUT` for the verb's own arguments; `key` names the argument (`""`: all of them).
+/// Texts are joined with `concat`, not `format!` (#16: each `format!` builds its arguments).
+fn envelope_error(verb: &str, key: &str, message: String) -> Dispatched {
+    let path = if key.is_empty() {
+        String::new()
+    } else {
+        ["/", key].concat()
+    };
     let error = SurfaceError::new(
         ErrorCode::InvalidInput,
         Retry::WithChanges,
-        format!("{verb}: {message} The fault is in this tool's own arguments."),
+        [
+            verb,
+            ": ",
+            &message,
+            " The fault is in this tool's own arguments.",
+        ]
+        .concat(),
     )
     .with_details(object([(
         "issues",
@@ -133,17 +146,21 @@ fn check_envelope(
 ) -> Result<(), Dispatched> {
     if let Some(unknown) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
         let hint = if verb == SURFACE_ACT {
-            format!("unknown key `{unknown}`; the capability's own arguments go inside `input`.")
+            "`; the capability's own arguments go inside `input`."
         } else {
-            format!("unknown key `{unknown}`.")
+            "`."
         };
-        return Err(envelope_error(verb, &format!("/{unknown}"), hint));
+        return Err(envelope_error(
+            verb,
+            unknown,
+            ["unknown key `", unknown, hint].concat(),
+        ));
     }
     if let Some(missing) = required.iter().find(|k| !args.contains_key(**k)) {
         return Err(envelope_error(
             verb,
-            &format!("/{missing}"),
-            format!("`{missing}` is required."),
+            missing,
+            ["`", missing, "` is required."].concat(),
         ));
     }
     for (key, value) in args {
@@ -162,8 +179,8 @@ fn check_envelope(
             };
             return Err(envelope_error(
                 verb,
-                &format!("/{key}"),
-                format!("`{key}` must be {expected}."),
+                key,
+                ["`", key, "` must be ", expected, "."].concat(),
             ));
         }
     }
@@ -359,8 +376,16 @@ fn target(
         let other = if reading { SURFACE_ACT } else { SURFACE_READ };
         return Err(envelope_error(
             verb,
-            "/capabilityId",
-            format!("{capability_id} is not handled by {verb}; call {other}."),
+            "capabilityId",
+            [
+                &capability_id,
+                " is not handled by ",
+                verb,
+                "; call ",
+                other,
+                ".",
+            ]
+            .concat(),
         ));
     }
     let mut input = match args.get("input") {
@@ -377,7 +402,7 @@ fn target(
             _ => {
                 return Err(envelope_error(
                     verb,
-                    "/input",
+                    "input",
                     "`input` must be an object.".into(),
                 ))
             }
@@ -610,6 +635,64 @@ mod tests {
             "INVALID_INPUT"
         );
         assert!(screen.calls.borrow().is_empty());
+    }
+
+    #[test]
+    fn envelope_refusals_name_the_argument_and_say_why() {
+        let (surface, _, _) = demo_surface();
+        let fault = " The fault is in this tool's own arguments.";
+        let cases = [
+            (
+                SURFACE_READ,
+                json!([1]),
+                "",
+                "the arguments must be an object.",
+            ),
+            (
+                SURFACE_READ,
+                json!({ "capabilityId": "x", "x": 1 }),
+                "/x",
+                "unknown key `x`.",
+            ),
+            (
+                SURFACE_READ,
+                json!({}),
+                "/capabilityId",
+                "`capabilityId` is required.",
+            ),
+            (
+                SURFACE_READ,
+                json!({ "capabilityId": "" }),
+                "/capabilityId",
+                "`capabilityId` must be a non-empty string.",
+            ),
+            (
+                SURFACE_DISCOVER,
+                json!({ "scope": [1] }),
+                "/scope",
+                "`scope` must be an array of strings.",
+            ),
+            (
+                SURFACE_ACT,
+                json!({ "capabilityId": "view:invoices.pending.readState" }),
+                "/capabilityId",
+                "view:invoices.pending.readState is not handled by surface_act; call surface_read.",
+            ),
+            (
+                SURFACE_ACT,
+                json!({ "capabilityId": "view:invoices.pending.setFilters", "input": "[1]" }),
+                "/input",
+                "`input` must be an object.",
+            ),
+        ];
+        for (verb, input, path, message) in cases {
+            let refused = run(&surface, verb, input).dispatched.value;
+            let error = &refused["error"];
+            assert_eq!(error["code"], "INVALID_INPUT", "{message}");
+            assert_eq!(error["message"], [verb, ": ", message, fault].concat());
+            assert_eq!(error["details"]["issues"][0]["path"], path, "{message}");
+            assert_eq!(error["details"]["issues"][0]["message"], message);
+        }
     }
 
     #[test]
