@@ -97,8 +97,11 @@ pub fn base36(mut value: u64) -> String {
             break;
         }
     }
-    digits.reverse();
-    String::from_utf8(digits).unwrap_or_default()
+    let mut out = String::with_capacity(digits.len());
+    for &digit in digits.iter().rev() {
+        out.push(char::from(digit));
+    }
+    out
 }
 
 /// A small xorshift generator for the random part of minted ids (not a security token).
@@ -211,6 +214,8 @@ mod tests {
     fn minted_parts_use_their_alphabets() {
         assert_eq!(base36(0), "0");
         assert_eq!(base36(36), "10");
+        assert_eq!(base36(46_655), "zzz");
+        assert_eq!(base36(u64::MAX), "3w5e11264sgsf");
         let mut rng = IdRng::new(7);
         let a = rng.base62(12);
         assert_eq!(a.len(), 12);

@@ -133,22 +133,6 @@ impl Registration {
         out
     }
 
-    /// Every capability's availability gates, in `capability_ids` order.
-    fn gates(&self) -> Vec<&Availability> {
-        let def = &self.def;
-        let mut gates = Vec::new();
-        for o in &def.observations {
-            gates.push(&o.availability);
-        }
-        for a in &def.actions {
-            gates.push(&a.availability);
-        }
-        for p in &def.procedures {
-            gates.push(&p.availability);
-        }
-        gates
-    }
-
     /// Evaluates one capability's availability; `Err` carries the unavailable reason.
     ///
     /// Runs author code (`when`, reasons), so the caller must hold no registry borrow.
@@ -177,10 +161,28 @@ impl Registration {
 
     /// Availability of every capability, keyed by canonical id.
     pub(crate) fn availability_map(&self) -> Vec<(String, bool)> {
+        // One pass over the definition, each id beside its own gates: the id list zipped with
+        // a list of the gates was a `Zip` and a second vector (#16).
+        let def = &self.def;
         let mut map = Vec::new();
-        for (id, gates) in self.capability_ids().into_iter().zip(self.gates()) {
+        let mut put = |id: String, gates: &Availability| {
             let available = self.availability(&id, gates).is_ok();
             map.push((id, available));
+        };
+        for o in &def.observations {
+            put(
+                ids::view_capability_id(&def.component_type, &o.name),
+                &o.availability,
+            );
+        }
+        for a in &def.actions {
+            put(
+                ids::view_capability_id(&def.component_type, &a.name),
+                &a.availability,
+            );
+        }
+        for p in &def.procedures {
+            put(ids::domain_capability_id(&p.path), &p.availability);
         }
         map
     }

@@ -400,6 +400,16 @@ fn version_number(version: SurfaceVersion) -> f64 {
     version.0 as f64
 }
 
+/// A JS array of strings. A loop: `collect::<Array>()` instantiated js-sys's `FromIterator`
+/// for this one call (#16).
+fn strings(items: &[String]) -> JsValue {
+    let array = Array::new();
+    for item in items {
+        array.push(&JsValue::from_str(item));
+    }
+    array.into()
+}
+
 fn event_to_js(
     event: &SurfaceEvent,
     current_version: impl Fn() -> SurfaceVersion,
@@ -413,14 +423,7 @@ fn event_to_js(
         SurfaceEvent::AvailabilityChanged { capability_ids } => object(&[
             ("type", "availability-changed".into()),
             ("surfaceVersion", version(current_version())),
-            (
-                "capabilityIds",
-                capability_ids
-                    .iter()
-                    .map(|s| JsValue::from_str(s))
-                    .collect::<Array>()
-                    .into(),
-            ),
+            ("capabilityIds", strings(capability_ids)),
         ]),
         SurfaceEvent::InvocationSettled {
             invocation_id,

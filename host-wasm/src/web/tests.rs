@@ -1006,3 +1006,29 @@ fn malformed_conversation_options_name_their_first_bad_field() {
         Some("catalogMode must be direct or meta")
     );
 }
+
+/// `notifyAvailabilityChanged()` re-reads every `when`; a flip reaches listeners as an
+/// `availability-changed` event naming the capabilities that flipped.
+#[wasm_bindgen_test]
+fn an_availability_flip_is_an_event_naming_the_capabilities() {
+    let surface = JsSurface::new(None).unwrap();
+    let state = js("return { open: true };", &[]);
+    surface
+        .register(js(
+            "const state = $0; return { type: 'a.b', description: 'x', observations: [ \
+               { name: 'read', description: 'r', outputSchema: {}, read: () => 1, \
+                 availability: { when: () => state.open } }, \
+               { name: 'other', description: 'o', outputSchema: {}, read: () => 1 } ] };",
+            std::slice::from_ref(&state),
+        ))
+        .unwrap();
+    let events = Array::new();
+    surface.subscribe(pusher(&events));
+    js("$0.open = false;", std::slice::from_ref(&state));
+    surface.notify_availability_changed();
+    assert_eq!(events.length(), 1);
+    assert_eq!(
+        json_of(&events.get(0)),
+        json!({"type": "availability-changed", "surfaceVersion": 1, "capabilityIds": ["view:a.b.read"]})
+    );
+}

@@ -63,7 +63,12 @@ pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsVal
         }
         routes.push((route, strings));
     }
-    Ok(Some(RouteFloors::new(SHELL_SCOPE, routes)))
+    // The table as read, not through `RouteFloors::new`, whose generic conversions copied it
+    // again (#16).
+    Ok(Some(RouteFloors {
+        shell_token: SHELL_SCOPE.into(),
+        routes,
+    }))
 }
 
 pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>, JsValue> {
