@@ -15,7 +15,7 @@ use dpas_protocol::json::Value;
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::Function;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -27,11 +27,23 @@ struct Options {
     confirm: Option<Function>,
 }
 
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// The store's listeners, in JS (the handler snippet): `add` returns the unsubscribe
+    /// function, `notify` calls every listener added before it (a throw is ignored). Smaller
+    /// there than a list, its ids and a wasm-bindgen closure per unsubscribe (#16).
+    type ListenerSet;
+    #[wasm_bindgen(js_name = listeners, catch)]
+    fn listener_set() -> Result<ListenerSet, JsValue>;
+    #[wasm_bindgen(method)]
+    fn add(this: &ListenerSet, listener: &Function) -> JsValue;
+    #[wasm_bindgen(method)]
+    fn notify(this: &ListenerSet);
+}
+
 /// The store's JS side: listeners, and the snapshot `getState` hands out until a change.
-#[derive(Default)]
 struct Listeners {
-    listeners: RefCell<Vec<(u32, Function)>>,
-    next_listener: Cell<u32>,
+    set: ListenerSet,
     snapshot: RefCell<Option<JsValue>>,
 }
 
@@ -39,13 +51,7 @@ impl Listeners {
     /// The store changed: drop the cached snapshot and tell every listener.
     fn changed(&self) {
         self.snapshot.get_mut_ref().take();
-        let mut listeners: Vec<Function> = Vec::new();
-        for (_, listener) in self.listeners.get_ref().iter() {
-            listeners.push(listener.clone());
-        }
-        for listener in listeners {
-            let _ = listener.call0(&JsValue::UNDEFINED);
-        }
+        self.set.notify();
     }
 }
 
@@ -185,7 +191,10 @@ impl Conversation {
         let Some(surface) = surface else {
             return Err(JsValue::UNDEFINED);
         };
-        let listeners = Rc::new(Listeners::default());
+        let listeners = Rc::new(Listeners {
+            set: listener_set()?,
+            snapshot: RefCell::new(None),
+        });
         let told = listeners.clone();
         let driver = ConversationDriver::new(
             mint_id("cnv_"),
@@ -233,16 +242,7 @@ impl Conversation {
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: Function,
     ) -> JsValue {
-        let id = self.listeners.next_listener.get();
-        self.listeners.next_listener.set(id + 1);
-        self.listeners.listeners.get_mut_ref().push((id, listener));
-        let inner = Rc::downgrade(&self.listeners);
-        Closure::<dyn FnMut()>::new(move || {
-            if let Some(inner) = inner.upgrade() {
-                inner.listeners.get_mut_ref().retain(|(i, _)| *i != id);
-            }
-        })
-        .into_js_value()
+        self.listeners.set.add(&listener)
     }
 
     /// Sends a user message and runs the turn.

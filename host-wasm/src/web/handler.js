@@ -56,3 +56,24 @@ export function yieldTask() {
     channel.port2.postMessage(null);
   });
 }
+
+// listeners: see its declaration in conversation.rs.
+export function listeners() {
+  let entries = [];
+  return {
+    add(f) {
+      const entry = { f };
+      entries.push(entry);
+      return () => {
+        entries = entries.filter((e) => e !== entry);
+      };
+    },
+    notify() {
+      for (const { f } of entries.slice()) {
+        try {
+          f();
+        } catch {}
+      }
+    },
+  };
+}

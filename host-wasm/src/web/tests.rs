@@ -578,6 +578,39 @@ async fn only_a_live_surface_is_a_surface() {
     assert_eq!(js("return $0.surfaceVersion;", &[live]), before);
 }
 
+/// Every subscription is called once per change, in order, even the same function twice; a
+/// throwing listener stops none after it; one added during a change is first called at the
+/// next; an unsubscribe removes its own subscription once.
+#[wasm_bindgen_test]
+fn conversation_listeners_are_called_per_subscription() {
+    let options = js(
+        "return { getPathname: () => '/', endpoint: '/e', surface: $0 };",
+        &[JsSurface::new(None).unwrap().into()],
+    );
+    let conversation: JsValue = Conversation::new(options).unwrap().into();
+    let log = Array::new();
+    js(
+        "const c = $0, log = $1; \
+         const f = () => log.push('f'); \
+         const un1 = c.subscribe(f); \
+         const un2 = c.subscribe(f); \
+         c.subscribe(() => { throw new Error('listener'); }); \
+         let once = true; \
+         c.subscribe(() => { log.push('adder'); \
+           if (once) { once = false; c.subscribe(() => log.push('late')); } }); \
+         c.reset(); log.push('|'); \
+         un1(); un1(); \
+         c.reset(); log.push('|'); \
+         un2(); \
+         c.reset();",
+        &[conversation, log.clone().into()],
+    );
+    assert_eq!(
+        json_of(&log.into()),
+        json!(["f", "f", "adder", "|", "f", "adder", "late", "|", "adder", "late"])
+    );
+}
+
 #[wasm_bindgen_test]
 async fn the_conversation_store_streams_into_a_stable_snapshot() {
     let surface: JsValue = JsSurface::new(None).unwrap().into();
