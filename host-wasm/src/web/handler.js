@@ -77,3 +77,15 @@ export function listeners() {
     },
   };
 }
+
+// sendRequest: see its declaration in platform.rs.
+export function sendRequest(url, body, signal) {
+  const init = { credentials: "include" };
+  if (body) {
+    init.method = "POST";
+    init.headers = { "content-type": "application/json" };
+    init.body = body;
+  }
+  if (signal) init.signal = signal;
+  return fetch(new Request(url, init));
+}

@@ -9,16 +9,12 @@ use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{ReadableStreamDefaultReader, Request, RequestCredentials, RequestInit, Response};
+use web_sys::{ReadableStreamDefaultReader, Response};
 
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
-
-    /// The global `fetch`, in a window or a worker alike.
-    #[wasm_bindgen(js_name = fetch)]
-    fn global_fetch(request: &Request) -> Promise;
 
     #[wasm_bindgen(js_namespace = Math, js_name = random)]
     fn math_random() -> f64;
@@ -131,28 +127,31 @@ impl futures_util::Stream for Chunks {
     }
 }
 
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// `fetch(new Request(url, init))` with the session cookie (`credentials: "include"`): a
+    /// POST of `body` as JSON when there is one, else a GET; with `signal` when given. A URL
+    /// the `Request` refuses is `Err`. In JS (the handler snippet): the init object is smaller
+    /// there than `web-sys`'s `RequestInit`, `Headers` and `Request` calls (#16).
+    #[wasm_bindgen(js_name = sendRequest, catch)]
+    fn send_request(
+        url: &str,
+        body: Option<Uint8Array>,
+        signal: Option<web_sys::AbortSignal>,
+    ) -> Result<Promise, JsValue>;
+}
+
 /// The step's `fetch`, sent now: POST with the session cookie and the caller's signal.
 fn send_post(
     endpoint: &str,
     signal: Option<&web_sys::AbortSignal>,
     body: &[u8],
 ) -> Result<JsFuture, TransportFailure> {
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_credentials(RequestCredentials::Include);
-    let headers = web_sys::Headers::new().map_err(|_| TransportFailure)?;
-    headers
-        .set("content-type", "application/json")
-        .map_err(|_| TransportFailure)?;
-    init.set_headers(&headers);
     // The body goes over as bytes: a string would be decoded from UTF-8 into a JS string
     // here and encoded back by `Request` (a 51 KB request at 128 capabilities pays both).
-    init.set_body(&Uint8Array::from(body));
-    if let Some(signal) = signal {
-        init.set_signal(Some(signal));
-    }
-    let request = Request::new_with_str_and_init(endpoint, &init).map_err(|_| TransportFailure)?;
-    Ok(JsFuture::from(global_fetch(&request)))
+    send_request(endpoint, Some(Uint8Array::from(body)), signal.cloned())
+        .map(JsFuture::from)
+        .map_err(|_| TransportFailure)
 }
 
 /// The step's response: its status and its body as chunks.
@@ -199,11 +198,9 @@ impl Transport for FetchTransport {
 
 /// A GET with the session cookie, sent now; `Err(0)` when it cannot be made.
 pub(crate) fn send_get(url: &str) -> Result<JsFuture, u16> {
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_credentials(RequestCredentials::Include);
-    let request = Request::new_with_str_and_init(url, &init).map_err(|_| 0u16)?;
-    Ok(JsFuture::from(global_fetch(&request)))
+    send_request(url, None, None)
+        .map(JsFuture::from)
+        .map_err(|_| 0u16)
 }
 
 /// The JSON body of a sent GET; `Err` carries the status (0 when unreachable).
