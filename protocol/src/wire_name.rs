@@ -242,11 +242,14 @@ where
     let mut order: Vec<usize> = (0..entries.len()).collect();
     crate::sort::sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
     // Loops, not `map(..).collect()`: a fold and a `from_iter` per closure in the wasm (#16).
+    // Each distinct key once, skipped in the loop when it repeats the last (`dedup` was a
+    // generic instance of its own, #16).
     let mut keys: Vec<WireKey<'_>> = Vec::with_capacity(order.len());
     for i in order {
-        keys.push(entries[i]);
+        if keys.last() != Some(&entries[i]) {
+            keys.push(entries[i]);
+        }
     }
-    keys.dedup();
     let mut levels = vec![0u8; keys.len()];
     let mut names: Vec<String> = Vec::with_capacity(keys.len());
     for k in &keys {

@@ -44,3 +44,15 @@ export function askConfirm(confirm, request, turn) {
   }
   return answer.then((value) => value === true, () => false);
 }
+
+// yieldTask: see its declaration in platform.rs.
+export function yieldTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}

@@ -9,9 +9,7 @@ use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    MessageChannel, ReadableStreamDefaultReader, Request, RequestCredentials, RequestInit, Response,
-};
+use web_sys::{ReadableStreamDefaultReader, Request, RequestCredentials, RequestInit, Response};
 
 #[wasm_bindgen]
 extern "C" {
@@ -46,25 +44,20 @@ impl Clock for PerformanceClock {
 /// clamped to 4 ms when nested, and it still lets rendering and other tasks run.
 pub(crate) struct ChannelYield;
 
+#[wasm_bindgen(module = "/src/web/handler.js")]
+extern "C" {
+    /// Resolves once a message posted through a fresh `MessageChannel` has arrived. The port
+    /// is closed once it has served: in Node an open port with a listener keeps the event loop
+    /// alive, and a script that ran a turn would never end. In JS (the handler snippet): the
+    /// promise, the port's listener and the channel are smaller there than as wasm-bindgen
+    /// closures and `web-sys` calls (#16).
+    #[wasm_bindgen(js_name = yieldTask, catch)]
+    fn channel_round_trip() -> Result<Promise, JsValue>;
+}
+
+/// A `MessageChannel` round trip; resolved at once where there is no `MessageChannel`.
 pub(crate) fn yield_task() -> Promise {
-    Promise::new(&mut |resolve, _reject| {
-        let Ok(channel) = MessageChannel::new() else {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-            return;
-        };
-        let port = channel.port1();
-        // Closed once it has served: in Node an open port with a listener keeps the event loop
-        // alive, and a script that ran a turn would never end.
-        let served = port.clone();
-        let done = Closure::once_into_js(move || {
-            served.close();
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        });
-        port.set_onmessage(Some(done.unchecked_ref()));
-        if channel.port2().post_message(&JsValue::NULL).is_err() {
-            port.set_onmessage(None);
-        }
-    })
+    channel_round_trip().unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED))
 }
 
 impl TaskYield for ChannelYield {
