@@ -93,7 +93,12 @@ fn push_base36_padded7(out: &mut String, mut value: u32) {
 
 /// The hash of C4 for `<canonicalId>#<instance>#<level>`, `7 + 2·level` characters.
 pub fn wire_hash(canonical_id: &str, instance_id: Option<&str>, level: u8) -> String {
-    let seed = format!("{canonical_id}#{}#{level}", instance_id.unwrap_or(""));
+    // The level as a u64: a `u8`'s `Display` would be a formatter of its own in the wasm (#16).
+    let seed = format!(
+        "{canonical_id}#{}#{}",
+        instance_id.unwrap_or(""),
+        u64::from(level)
+    );
     let len = 7 + 2 * usize::from(level);
     let mut out = String::with_capacity(len + 7);
     let mut round = 0u32;
@@ -237,11 +242,14 @@ where
     let mut order: Vec<usize> = (0..entries.len()).collect();
     crate::sort::sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
     // Loops, not `map(..).collect()`: a fold and a `from_iter` per closure in the wasm (#16).
+    // Each distinct key once, skipped in the loop when it repeats the last (`dedup` was a
+    // generic instance of its own, #16).
     let mut keys: Vec<WireKey<'_>> = Vec::with_capacity(order.len());
     for i in order {
-        keys.push(entries[i]);
+        if keys.last() != Some(&entries[i]) {
+            keys.push(entries[i]);
+        }
     }
-    keys.dedup();
     let mut levels = vec![0u8; keys.len()];
     let mut names: Vec<String> = Vec::with_capacity(keys.len());
     for k in &keys {
