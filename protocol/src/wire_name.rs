@@ -93,7 +93,12 @@ fn push_base36_padded7(out: &mut String, mut value: u32) {
 
 /// The hash of C4 for `<canonicalId>#<instance>#<level>`, `7 + 2·level` characters.
 pub fn wire_hash(canonical_id: &str, instance_id: Option<&str>, level: u8) -> String {
-    let seed = format!("{canonical_id}#{}#{level}", instance_id.unwrap_or(""));
+    // The level as a u64: a `u8`'s `Display` would be a formatter of its own in the wasm (#16).
+    let seed = format!(
+        "{canonical_id}#{}#{}",
+        instance_id.unwrap_or(""),
+        u64::from(level)
+    );
     let len = 7 + 2 * usize::from(level);
     let mut out = String::with_capacity(len + 7);
     let mut round = 0u32;

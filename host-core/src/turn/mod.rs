@@ -259,7 +259,8 @@ fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
             code: code.to_owned(),
             message: message.to_owned(),
         },
-        _ => transport_failed(format!("Chat endpoint returned {status}.")),
+        // As a u64: a `u16`'s `Display` would be a formatter of its own in the wasm (#16).
+        _ => transport_failed(format!("Chat endpoint returned {}.", u64::from(status))),
     }
 }
 

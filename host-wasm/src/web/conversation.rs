@@ -141,7 +141,8 @@ async fn restore(
         Err(RestoreError::Unavailable(status)) => Err(js_sys::Error::new(
             &[
                 "Could not load the thread (HTTP ",
-                &status.to_string(),
+                // As a u64: a `u16`'s formatter would be a copy of its own in the wasm (#16).
+                &u64::from(status).to_string(),
                 ").",
             ]
             .concat(),

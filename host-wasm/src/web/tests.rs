@@ -618,6 +618,28 @@ async fn the_conversation_store_streams_into_a_stable_snapshot() {
     assert_eq!(fresh["messages"], json!([]));
 }
 
+#[wasm_bindgen_test]
+async fn restoring_a_thread_the_server_does_not_have_names_the_http_status() {
+    // The stub answers 404 to every path it does not know, `/threads/…` included.
+    let surface: JsValue = JsSurface::new(None).unwrap().into();
+    let conversation = Conversation::new(js(
+        "return { endpoint: $1, threadsEndpoint: $2, surface: $0, getPathname: () => '/test' };",
+        &[
+            surface,
+            JsValue::from_str(&format!("{}/chat/text/conv", stub())),
+            JsValue::from_str(&format!("{}/threads", stub())),
+        ],
+    ))
+    .unwrap();
+    let error = JsFuture::from(conversation.restore("thr_unknown".into()))
+        .await
+        .expect_err("a 404 rejects");
+    assert_eq!(
+        get(&error, "message").as_string().as_deref(),
+        Some("Could not load the thread (HTTP 404).")
+    );
+}
+
 /// `test.stall`: an action and an observation whose handlers never settle; each records the
 /// signal it was handed into `$0` (by name), and each has its own deadline. `$1` is the
 /// action's `timeoutMs` (`undefined` for the default).
