@@ -137,7 +137,9 @@ mod decode {
                 values: Vec::with_capacity(keys.len()),
                 refused: None,
             };
-            fields.values.resize_with(keys.len(), || None);
+            for _ in keys {
+                fields.values.push(None);
+            }
             match value {
                 Value::Object(map) => {
                     for (key, value) in map {
