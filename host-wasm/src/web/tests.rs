@@ -611,17 +611,25 @@ fn conversation_listeners_are_called_per_subscription() {
     );
 }
 
-#[wasm_bindgen_test]
-async fn the_conversation_store_streams_into_a_stable_snapshot() {
+/// A conversation over an empty surface whose turns run the stub's `text` scenario, and whose
+/// threads are read from the stub's `/threads` (which it does not have: every path it does not
+/// know is a 404).
+fn stub_conversation() -> Conversation {
     let surface: JsValue = JsSurface::new(None).unwrap().into();
-    let conversation = Conversation::new(js(
-        "return { endpoint: $1, surface: $0, getPathname: () => '/test' };",
+    Conversation::new(js(
+        "return { endpoint: $1, threadsEndpoint: $2, surface: $0, getPathname: () => '/test' };",
         &[
             surface,
             JsValue::from_str(&format!("{}/chat/text/conv", stub())),
+            JsValue::from_str(&format!("{}/threads", stub())),
         ],
     ))
-    .unwrap();
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn the_conversation_store_streams_into_a_stable_snapshot() {
+    let conversation = stub_conversation();
     let notified = Array::new();
     let _unsubscribe = conversation.subscribe(pusher(&notified));
     let before = conversation.get_state();
@@ -653,18 +661,7 @@ async fn the_conversation_store_streams_into_a_stable_snapshot() {
 
 #[wasm_bindgen_test]
 async fn restoring_a_thread_the_server_does_not_have_names_the_http_status() {
-    // The stub answers 404 to every path it does not know, `/threads/…` included.
-    let surface: JsValue = JsSurface::new(None).unwrap().into();
-    let conversation = Conversation::new(js(
-        "return { endpoint: $1, threadsEndpoint: $2, surface: $0, getPathname: () => '/test' };",
-        &[
-            surface,
-            JsValue::from_str(&format!("{}/chat/text/conv", stub())),
-            JsValue::from_str(&format!("{}/threads", stub())),
-        ],
-    ))
-    .unwrap();
-    let error = JsFuture::from(conversation.restore("thr_unknown".into()))
+    let error = JsFuture::from(stub_conversation().restore("thr_unknown".into()))
         .await
         .expect_err("a 404 rejects");
     assert_eq!(
