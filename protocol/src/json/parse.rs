@@ -460,11 +460,18 @@ fn compute_pow10(k: u32) -> f64 {
     // Bits below the top 64 are dropped; any of them set makes the sticky bit.
     let drop = bits.saturating_sub(64);
     let (q, r) = ((drop / 32) as usize, drop % 32);
+    // The limbs that hold the top bits (at most three from limb q up), and those below them;
+    // `get`, not an index, so no bound check is left to panic (q < len).
+    let (below, kept) = limbs
+        .get(..len)
+        .unwrap_or(&[])
+        .split_at_checked(q)
+        .unwrap_or_default();
     let mut window: u128 = 0;
-    for &limb in limbs.iter().take(len).skip(q).take(3).rev() {
+    for &limb in kept.iter().take(3).rev() {
         window = (window << 32) | u128::from(limb);
     }
-    let sticky = window & ((1 << r) - 1) != 0 || limbs.iter().take(q).any(|&limb| limb != 0);
+    let sticky = window & ((1 << r) - 1) != 0 || below.iter().any(|&limb| limb != 0);
     let top = (window >> r) as u64 | u64::from(sticky);
     // × 2^(drop + k), at most 2^960: a normal power of two.
     top as f64 * f64::from_bits(u64::from(1023 + drop + k) << 52)
