@@ -196,6 +196,59 @@ describe("golden scenario (scripted model)", () => {
     }
   });
 
+  test("asked while the table is still loading, the assistant reads the rows once they arrive", async () => {
+    // The pending invoices are held back until the assistant's readState is under way, so the
+    // read starts on a table that is only loading (it once answered "nothing is overdue").
+    let release;
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const { context, page } = await openApp(browser, goldenBase, {
+      beforeLoad: (p) =>
+        p.route("**/rpc/list-invoices", async (route) => {
+          await held;
+          await route.continue();
+        }),
+    });
+    try {
+      await page.getByText("Loading…").waitFor();
+      await page.getByRole("button", { name: "What's overdue?" }).click();
+      await card(page, "view:invoices.pending.readState").waitFor();
+      assert.equal(await page.locator(PENDING_ROWS).count(), 0);
+      release();
+      await waitForTurnEnd(page, 1);
+      await waitForText(page, GOLDEN_ANSWER);
+      await waitForCount(page, PENDING_ROWS, 7);
+    } finally {
+      release();
+      await context.close();
+    }
+  });
+
+  test("when the rows cannot be loaded, the read says so instead of reporting an empty table", async () => {
+    const { context, page } = await openApp(browser, goldenBase, {
+      beforeLoad: (p) =>
+        p.route("**/rpc/list-invoices", (route) =>
+          route.fulfill({
+            status: 503,
+            contentType: "application/json",
+            body: JSON.stringify({ status: "error", error: { code: "UNAVAILABLE", message: "The ledger is down." } }),
+          }),
+        ),
+    });
+    try {
+      await askWhatsOverdue(page);
+      const read = card(page, "view:invoices.pending.readState");
+      await read.and(page.locator(".state-error")).waitFor();
+      await read.getByRole("button", { name: "Details" }).click();
+      const result = await read.locator("pre.json").last().textContent();
+      assert.equal(JSON.parse(result).error.code, "PRECONDITION_FAILED");
+      assert.match(JSON.parse(result).error.message, /could not be loaded: The ledger is down\./);
+    } finally {
+      await context.close();
+    }
+  });
+
   test("after a reload the thread comes back answered, and a new turn works", async () => {
     const { context, page } = await openApp(browser, goldenBase);
     try {

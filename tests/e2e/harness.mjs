@@ -113,9 +113,17 @@ export async function waitForCount(page, selector, n, timeout = TIMEOUT) {
     });
 }
 
-/** Waits until the page's whole text (including closed disclosures) satisfies `predicate`. */
+/** Waits until the page's whole text (including closed disclosures) contains `needle`; on a
+ *  timeout the error quotes the assistant's last message, which usually says what went wrong. */
 export async function waitForText(page, needle, timeout = TIMEOUT) {
-  await page.waitForFunction((n) => document.body.textContent.includes(n), needle, { timeout });
+  await page.waitForFunction((n) => document.body.textContent.includes(n), needle, { timeout }).catch(async (e) => {
+    const last = await page
+      .locator(".msg.assistant")
+      .last()
+      .textContent({ timeout: 1000 })
+      .catch(() => "(no assistant message)");
+    throw new Error(`waiting for ${JSON.stringify(needle)}; the last assistant message: ${JSON.stringify(last)}: ${e.message}`);
+  });
 }
 
 export function pageText(page) {

@@ -72,7 +72,7 @@ export const ALL_SPEC: TableSpec<InvoiceRow> = {
 export function AllInvoices() {
   usePageTitle("/receivables/all");
   const invoices = useAllInvoices();
-  const t = useTableScreen(ALL_SPEC, invoices.data, ROW_SCHEMA);
+  const t = useTableScreen(ALL_SPEC, invoices, ROW_SCHEMA);
   return (
     <section className="screen">
       <h1>All invoices</h1>

@@ -81,7 +81,7 @@ export const CLIENTS_SPEC: TableSpec<ClientRow> = {
 export function Clients() {
   usePageTitle("/receivables/clients");
   const clients = useClients();
-  const t = useTableScreen(CLIENTS_SPEC, clients.data, ROW_SCHEMA);
+  const t = useTableScreen(CLIENTS_SPEC, clients, ROW_SCHEMA);
   return (
     <section className="screen">
       <h1>Clients</h1>

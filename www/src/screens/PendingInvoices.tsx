@@ -85,7 +85,7 @@ export const PENDING_SPEC: TableSpec<InvoiceRow> = {
 export function PendingInvoices({ role }: { role: Role }) {
   usePageTitle("/receivables/pending");
   const invoices = usePendingInvoices();
-  const t = useTableScreen(PENDING_SPEC, invoices.data, ROW_SCHEMA);
+  const t = useTableScreen(PENDING_SPEC, invoices, ROW_SCHEMA);
 
   const chaseId = Number(t.params.get("chase") ?? "");
   const chaseRow = useMemo(

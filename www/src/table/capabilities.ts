@@ -13,9 +13,14 @@ function columnIds<R extends { id: number }>(t: LedgerTable<R>): string[] {
   return t.spec.columns.filter((c) => !c.pinned).map((c) => c.id);
 }
 
+/** Resolves once the table's rows are loaded (see `useTableScreen`); every handler that reads
+ *  or checks rows awaits it, so none reports a table that is only loading as empty. */
+export type WhenLoaded = (signal: AbortSignal) => Promise<void>;
+
 export function tableCapabilities<R extends { id: number }>(
   ref: { readonly current: LedgerTable<R> },
   rowSchema: JsonSchema,
+  whenLoaded: WhenLoaded,
 ): Pick<ComponentDef, "observations" | "actions"> {
   const spec = ref.current.spec;
   const sortableIds = spec.columns.filter((c) => c.sortable).map((c) => c.id);
@@ -48,7 +53,8 @@ export function tableCapabilities<R extends { id: number }>(
         },
         required: ["visibleRows", "rowCount", "truncated"],
       },
-      read: () => {
+      read: async ({ signal }) => {
+        await whenLoaded(signal);
         const t = ref.current;
         return {
           visibleRows: t.rows.slice(0, MAX_VISIBLE).map(t.spec.summary),
@@ -88,7 +94,8 @@ export function tableCapabilities<R extends { id: number }>(
         },
         required: ["selectedIds", "count"],
       },
-      read: () => {
+      read: async ({ signal }) => {
+        await whenLoaded(signal);
         const ids = ref.current.selectedIds;
         return { selectedIds: ids, count: ids.length };
       },
@@ -145,7 +152,8 @@ export function tableCapabilities<R extends { id: number }>(
           required: ["id", "label", "kind", "value"],
         },
       },
-      read: () => {
+      read: async ({ signal }) => {
+        await whenLoaded(signal);
         const t = ref.current;
         return filterColumns.map((c) => ({
           id: c.id,
@@ -260,7 +268,8 @@ export function tableCapabilities<R extends { id: number }>(
         required: ["ids"],
         additionalProperties: false,
       },
-      execute: (input) => {
+      execute: async (input, { signal }) => {
+        await whenLoaded(signal);
         const t = ref.current;
         const ids = input.ids as number[];
         const visible = new Set(t.rows.map((r) => r.id));
