@@ -40,14 +40,14 @@ function useLoadGate(loaded: boolean, error: unknown): WhenLoaded {
   useEffect(() => {
     state.current = { loaded, error };
     if (!loaded && !error) return;
-    for (const waiter of waiters.current) settle(waiter, state.current);
+    for (const waiter of waiters.current) answer(waiter, state.current);
     waiters.current.clear();
   }, [loaded, error]);
   return useCallback((signal: AbortSignal) => {
     if (state.current.loaded) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject };
-      if (state.current.error) return settle(waiter, state.current);
+      if (state.current.error) return answer(waiter, state.current);
       if (signal.aborted) return reject(signal.reason);
       waiters.current.add(waiter);
       signal.addEventListener(
@@ -62,7 +62,7 @@ function useLoadGate(loaded: boolean, error: unknown): WhenLoaded {
   }, []);
 }
 
-function settle(waiter: Waiter, { loaded, error }: { loaded: boolean; error: unknown }) {
+function answer(waiter: Waiter, { loaded, error }: { loaded: boolean; error: unknown }) {
   if (loaded) return waiter.resolve();
   const why = error instanceof Error ? error.message : String(error);
   waiter.reject(
