@@ -2,12 +2,18 @@
 
 use super::*;
 
-#[test]
-fn required_confirmation_is_not_cached_so_the_confirmed_retry_runs_once() {
+/// The pending table registered with `setFilters` asking for confirmation.
+fn confirming_fixture() -> Fixture {
     let f = Fixture::new();
     let mut def = pending_table(&f.screen);
     def.actions[0].confirmation = Confirmation::Required;
     f.register(def);
+    f
+}
+
+#[test]
+fn required_confirmation_is_not_cached_so_the_confirmed_retry_runs_once() {
+    let f = confirming_fixture();
     let asked = f.call("tc_1", SET_FILTERS, json!({ "q": "A" }));
     let error = error_of(&asked);
     assert_eq!(error.code, ErrorCode::ConfirmationRequired);
@@ -41,10 +47,7 @@ fn required_confirmation_is_not_cached_so_the_confirmed_retry_runs_once() {
 /// is cut at 300 characters, counted as `char`s.
 #[test]
 fn a_confirmation_summary_is_cut_at_300_characters() {
-    let f = Fixture::new();
-    let mut def = pending_table(&f.screen);
-    def.actions[0].confirmation = Confirmation::Required;
-    f.register(def);
+    let f = confirming_fixture();
     let error = error_of(&f.call("tc_1", SET_FILTERS, json!({ "q": "é".repeat(400) }))).clone();
     assert_eq!(
         error.message,
