@@ -33,14 +33,16 @@ FUZZ_CASES=4000 FUZZ_PROFILE=dev bash scripts/fuzz.sh
 # ---- host-wasm: the wasm build and the browser (owned by host-wasm) --------------------------
 step "host-core: no JS in the core's dependency tree (wasm-bindgen, js-sys, web-sys are host-wasm's)"
 js_deps='^(wasm-bindgen|js-sys|web-sys)( |$)'
-cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none | grep -Eq "$js_deps"
+# The browser build's dependencies, read once for this check and the next.
+wasm_tree=$(cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none)
+grep -Eq "$js_deps" <<<"$wasm_tree"
 if cargo tree -p dpas-host-core --target wasm32-unknown-unknown -e normal --prefix none | grep -E "$js_deps"; then
   echo "dpas-host-core depends on a JS binding crate (above): conversion belongs in host-wasm" >&2
   exit 1
 fi
 
 step "host-wasm: no serde_json, indexmap or hashbrown in the browser build (json::value instead)"
-if cargo tree -p host-wasm --target wasm32-unknown-unknown -e normal --prefix none | grep -E '^(serde_json|indexmap|hashbrown) '; then
+if grep -E '^(serde_json|indexmap|hashbrown) ' <<<"$wasm_tree"; then
   echo "the browser build links the crate(s) above: dpas-protocol's serde-json-value feature is on" >&2
   exit 1
 fi

@@ -3,31 +3,32 @@
 //! Used for the loop guard's call keys and the dedupe fingerprint, so two inputs that differ
 //! only in key order (or `1.0` vs `1`) compare equal.
 
-use dpas_protocol::json::{Map, Number, Value};
+use dpas_protocol::json::{Number, Value};
 
 /// The canonical form of a value.
 pub fn canonicalize(value: &Value) -> Value {
+    let mut canonical = value.clone();
+    make_canonical(&mut canonical);
+    canonical
+}
+
+/// Makes `value` canonical in place. Each object's keys are sorted once by `sort_keys` (in
+/// O(n log n): a tool call's input is the model's, of any size).
+pub fn make_canonical(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            // Collected (in O(n log n) for our map, where an `insert` per key is a scan) and
-            // sorted by `sort_keys`: a tool call's input is the model's, of any size.
-            let mut entries = Vec::with_capacity(map.len());
-            for (key, value) in map {
-                entries.push((key.clone(), canonicalize(value)));
+            map.sort_keys();
+            for item in map.values_mut() {
+                make_canonical(item);
             }
-            let mut sorted: Map<String, Value> = entries.into_iter().collect();
-            sorted.sort_keys();
-            Value::Object(sorted)
         }
         Value::Array(items) => {
-            let mut canonical = Vec::with_capacity(items.len());
             for item in items {
-                canonical.push(canonicalize(item));
+                make_canonical(item);
             }
-            Value::Array(canonical)
         }
-        Value::Number(number) => Value::Number(canonical_number(number)),
-        other => other.clone(),
+        Value::Number(number) => *number = canonical_number(number),
+        _ => {}
     }
 }
 
@@ -43,7 +44,13 @@ fn canonical_number(number: &Number) -> Number {
 
 /// The canonical JSON text of a value.
 pub fn to_canonical_string(value: &Value) -> String {
-    json_text(&canonicalize(value))
+    into_canonical_string(value.clone())
+}
+
+/// The canonical JSON text of a value the caller no longer needs (no copy is made).
+pub fn into_canonical_string(mut value: Value) -> String {
+    make_canonical(&mut value);
+    json_text(&value)
 }
 
 /// A value's compact JSON text, as its `Display` writes it (`dpas_protocol::json`'s writer:
@@ -55,6 +62,7 @@ pub fn json_text(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dpas_protocol::json::Map;
     use dpas_protocol::test_json as json;
 
     #[test]
@@ -72,7 +80,7 @@ mod tests {
     #[test]
     fn an_input_of_100k_keys_in_reverse_order_is_canonicalised_whole() {
         // A tool call's input is the model's. An insertion sort of these keys was 5·10⁹ swaps
-        // (minutes); collected and sorted by `sort_keys`, a fraction of a second.
+        // (minutes); sorted by `sort_keys`, a fraction of a second.
         const N: usize = 100_000;
         let input: Map<String, Value> = (0..N)
             .rev()

@@ -1,6 +1,6 @@
 //! The per-turn loop guard (reference-behaviour J8) and the unexecuted-results builder (J7).
 
-use crate::canonical::to_canonical_string;
+use crate::canonical::into_canonical_string;
 use crate::vec_map::VecMap;
 use dpas_protocol::error::tool_results::tool_not_executed;
 use dpas_protocol::json::{Map, Value};
@@ -21,7 +21,7 @@ pub fn call_key(canonical_id: &str, input: Option<&Value>) -> String {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(value) => value.clone(),
     };
-    format!("{canonical_id}:{}", to_canonical_string(&input))
+    format!("{canonical_id}:{}", into_canonical_string(input))
 }
 
 impl LoopGuard {

@@ -27,11 +27,8 @@ pub fn is_component_type(value: &str) -> bool {
         && dpas_protocol::text::all_pieces(value, b'.', dpas_protocol::wire_name::is_type_segment)
 }
 
-/// Capability name: camelCase `[a-z][A-Za-z0-9]*`, no dots.
-pub fn is_capability_name(value: &str) -> bool {
-    let mut chars = value.chars();
-    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_alphanumeric())
-}
+/// Capability name: camelCase `[a-z][A-Za-z0-9]*`, no dots (the protocol's own check).
+pub use dpas_protocol::wire_name::is_capability_name;
 
 /// Instance id: letters, digits, `-` and `_`, at most [`MAX_ID_LENGTH`].
 pub fn is_instance_id(value: &str) -> bool {

@@ -19,19 +19,12 @@ impl RouteFloors {
         R: Into<String>,
         T: Into<String>,
     {
-        // Loops, not `map(..).collect()`: the browser build paid a fold and a `from_iter` per
-        // closure (#16).
-        let mut table = Vec::new();
-        for (route, tokens) in routes {
-            let mut owned = Vec::with_capacity(tokens.len());
-            for token in tokens {
-                owned.push(token.into());
-            }
-            table.push((route.into(), owned));
-        }
         Self {
             shell_token: shell_token.into(),
-            routes: table,
+            routes: routes
+                .into_iter()
+                .map(|(route, tokens)| (route.into(), tokens.into_iter().map(Into::into).collect()))
+                .collect(),
         }
     }
 

@@ -98,12 +98,12 @@ pub fn into_serde(value: crate::json::Value) -> serde_json::Value {
     value.into()
 }
 
-/// `crate::test_support::to_value`, as a `json::Value`: what a type's `Serialize` derive writes.
+/// `serde_json::to_value`, as a `json::Value`: what a type's `Serialize` derive writes.
 pub fn to_value<T: serde::Serialize>(value: T) -> Result<crate::json::Value, serde_json::Error> {
     serde_json::to_value(value).map(from_serde)
 }
 
-/// `crate::test_support::from_value` from a `json::Value`: what a type's `Deserialize` derive reads.
+/// `serde_json::from_value` from a `json::Value`: what a type's `Deserialize` derive reads.
 pub fn from_value<T: serde::de::DeserializeOwned>(
     value: crate::json::Value,
 ) -> Result<T, serde_json::Error> {

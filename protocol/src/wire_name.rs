@@ -134,7 +134,8 @@ pub fn is_type_segment(seg: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn is_capability_name(name: &str) -> bool {
+/// A capability name: camelCase `[a-z][A-Za-z0-9]*`, no dots.
+pub fn is_capability_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_alphanumeric())
 }
@@ -272,9 +273,10 @@ where
         }
         if !bumped {
             for mut group in groups {
-                // Stable by the sort key: the group lists its indexes in ascending order.
+                // Stable by the sort key (`sort_indices` ties by index): the group lists its
+                // indexes in ascending order.
                 crate::sort::sort_indices(&mut group, &mut |a, b| {
-                    keys[a].sort_key().cmp(&keys[b].sort_key()).then(a.cmp(&b))
+                    keys[a].sort_key().cmp(&keys[b].sort_key())
                 });
                 for (rank, i) in group.into_iter().enumerate() {
                     let suffix = format!("{SHORTENED_MARKER}{rank}");
@@ -298,9 +300,7 @@ where
 /// Indexes of keys sharing a name, one group per shared name (groups of two or more).
 fn colliding_groups(names: &[String]) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..names.len()).collect();
-    crate::sort::sort_indices(&mut order, &mut |a, b| {
-        names[a].cmp(&names[b]).then(a.cmp(&b))
-    });
+    crate::sort::sort_indices(&mut order, &mut |a, b| names[a].cmp(&names[b]));
     let mut groups = Vec::new();
     let mut start = 0;
     while start < order.len() {

@@ -5,9 +5,10 @@
 //! queues (8) are not part of this host's subset; handlers report preconditions as typed errors.
 
 use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
-use crate::canonical::{json_text, to_canonical_string};
+use crate::canonical::{into_canonical_string, json_text};
 use crate::capability::{
-    Availability, CancelToken, Confirmation, Effect, HandlerError, HandlerResult, InvocationContext,
+    Availability, CancelToken, ComponentDef, Confirmation, Effect, HandlerError, HandlerResult,
+    InvocationContext,
 };
 use crate::cell::Access;
 use crate::envelope::{capped, ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
@@ -73,6 +74,17 @@ enum Target {
     Procedure(usize),
 }
 
+impl Target {
+    /// The schema the target's output is checked against, if it declares one.
+    fn output_schema(self, def: &ComponentDef) -> Option<&Value> {
+        match self {
+            Target::Observation(i) => Some(&def.observations[i].output_schema),
+            Target::Action(i) => def.actions[i].output_schema.as_ref(),
+            Target::Procedure(i) => def.procedures[i].output_schema.as_ref(),
+        }
+    }
+}
+
 struct Resolved {
     registration: Registration,
     target: Target,
@@ -105,7 +117,7 @@ fn instance_matches(request: &InvokeRequest, instance_id: &str) -> bool {
 }
 
 fn fingerprint(request: &InvokeRequest) -> String {
-    to_canonical_string(&object([
+    into_canonical_string(object([
         ("capabilityId", request.capability_id.as_str().into()),
         ("registrationId", request.registration_id.clone().into()),
         ("instanceId", request.instance_id.clone().into()),
@@ -486,27 +498,16 @@ impl Surface {
             ..
         } = resolved;
         let def = &registration.def;
-        let (handler, output_schema, navigates) = match target {
-            Target::Observation(index) => {
-                let observation = &def.observations[index];
-                (
-                    Some(observation.read.clone()),
-                    Some(observation.output_schema.clone()),
-                    false,
-                )
-            }
+        let (handler, navigates) = match target {
+            Target::Observation(index) => (Some(def.observations[index].read.clone()), false),
             Target::Action(index) => {
                 let action = &def.actions[index];
                 (
                     Some(action.execute.clone()),
-                    action.output_schema.clone(),
                     action.effect == Effect::Navigation,
                 )
             }
-            Target::Procedure(index) => {
-                let schema = def.procedures[index].output_schema.clone();
-                (self.inner.executor.get_ref().clone(), schema, false)
-            }
+            Target::Procedure(_) => (self.inner.executor.get_ref().clone(), false),
         };
         let Some(handler) = handler else {
             return Err(Outcome::Error(
@@ -525,7 +526,8 @@ impl Surface {
             call: handler.call(input, ctx),
             // Navigation settles only on completion: committing the route may unmount its owner.
             unmounted: Unmounted((!navigates).then_some(registration.lifecycle)),
-            output_schema,
+            def: registration.def,
+            target,
             patterns: self.inner.patterns.clone(),
         })
     }
@@ -536,7 +538,9 @@ impl Surface {
 struct Running {
     call: LocalBoxFuture<'static, HandlerResult>,
     unmounted: Unmounted,
-    output_schema: Option<Value>,
+    /// The definition and the target, for the output schema (not a copy of it per call).
+    def: Rc<ComponentDef>,
+    target: Target,
     patterns: Rc<dyn PatternEngine>,
 }
 
@@ -548,7 +552,7 @@ impl Future for Running {
         match this.call.as_mut().poll(cx) {
             Poll::Ready(Ok(output)) => Poll::Ready(check_output(
                 output,
-                this.output_schema.as_ref(),
+                this.target.output_schema(&this.def),
                 &*this.patterns,
             )),
             Poll::Ready(Err(HandlerError::Threw(_))) => {

@@ -17,23 +17,10 @@ pub struct Dispatched {
     pub value: Value,
 }
 
-/// Runs one pending call. The wire name is reversed through a projection taken now, with
-/// the step's scope (never a handler cached at step start); the tool-call id becomes the
-/// invocation id, so a retried call cannot run twice. Never fails.
-pub async fn dispatch(
-    surface: &Surface,
-    scope: &[String],
-    call: &PendingToolCall,
-    ui: &dyn TurnUi,
-) -> Dispatched {
-    match prepare(surface, scope, call, ui) {
-        Ok(request) => invoke_confirmed(surface, request, call, ui).await,
-        Err(answered) => answered,
-    }
-}
-
-/// [`dispatch`] up to its invocation, synchronous: the request, or the call's answer when
-/// its wire name reaches nothing live.
+/// One pending call up to its invocation, synchronous: the request, or the call's answer
+/// when its wire name reaches nothing live. The wire name is reversed through a projection
+/// taken now, with the step's scope (never a handler cached at step start); the tool-call id
+/// becomes the invocation id, so a retried call cannot run twice.
 pub(crate) fn prepare(
     surface: &Surface,
     scope: &[String],

@@ -12,7 +12,7 @@ mod tests;
 
 use catalog::{Call, StepCatalog};
 pub(crate) use dispatch::invoke_confirmed;
-pub use dispatch::{dispatch, Dispatched};
+pub use dispatch::Dispatched;
 use dispatch::{Answered, Confirming};
 
 use crate::capability::Effect;
@@ -185,7 +185,8 @@ fn transport_failed(message: impl Into<String>) -> ErrorBody {
 struct StepFrames {
     /// Wire name → side effect of this step's domain tools (not kept across steps).
     domain_side_effects: VecMap<String, String>,
-    call_inputs: VecMap<String, Value>,
+    /// Tool-call id → its input (the JSON map: its `insert` and `get` are the ones needed).
+    call_inputs: Map<String, Value>,
     server_results: Vec<ToolResultFrame>,
     finish: Option<StepFinish>,
     error: Option<ErrorBody>,

@@ -824,7 +824,7 @@ impl Ledger {
             match i.status {
                 InvoiceStatus::Sent => {
                     s.outstanding = s.outstanding.saturating_add(i.amount);
-                    if i.due_date < today {
+                    if r.days_overdue > 0 {
                         s.overdue = s.overdue.saturating_add(i.amount);
                         s.overdue_count += 1;
                     }

@@ -33,6 +33,7 @@ extern "C" {
     /// function, `notify` calls every listener added before it (a throw is ignored). Smaller
     /// there than a list, its ids and a wasm-bindgen closure per unsubscribe (#16).
     type ListenerSet;
+    /// `catch` keeps the import behind the glue, as `yieldTask`'s does (platform.rs).
     #[wasm_bindgen(js_name = listeners, catch)]
     fn listener_set() -> Result<ListenerSet, JsValue>;
     #[wasm_bindgen(method)]
@@ -180,7 +181,7 @@ impl Conversation {
         let surface = f.get("surface");
         let surface = f.check(core_surface(&surface));
         let routes = f.get("routeScopes");
-        let route_floors = f.check(route_floors(&routes)).flatten();
+        let route_floors = f.check(route_floors(routes)).flatten();
         let until = f.opt_function("until");
         let confirm = f.opt_function("confirm");
         let on_event = f.opt_function("onEvent");

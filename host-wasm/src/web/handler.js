@@ -63,13 +63,14 @@ export function listeners() {
   return {
     add(f) {
       const entry = { f };
-      entries.push(entry);
+      // A new array, never one changed in place: a notify under way keeps its own.
+      entries = [...entries, entry];
       return () => {
         entries = entries.filter((e) => e !== entry);
       };
     },
     notify() {
-      for (const { f } of entries.slice()) {
+      for (const { f } of entries) {
         try {
           f();
         } catch {}

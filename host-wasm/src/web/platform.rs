@@ -47,11 +47,15 @@ extern "C" {
     /// alive, and a script that ran a turn would never end. In JS (the handler snippet): the
     /// promise, the port's listener and the channel are smaller there than as wasm-bindgen
     /// closures and `web-sys` calls (#16).
+    /// `catch` keeps the import behind the glue: an import with nothing to convert is
+    /// otherwise taken from the snippet module directly, a second import module that the
+    /// build's name shortening (`scripts/lib/shorten-imports.mjs`) refuses.
     #[wasm_bindgen(js_name = yieldTask, catch)]
     fn channel_round_trip() -> Result<Promise, JsValue>;
 }
 
-/// A `MessageChannel` round trip; resolved at once where there is no `MessageChannel`.
+/// A `MessageChannel` round trip. Where there is none, the promise rejects (the channel is
+/// made in its executor) and the yield ignores that; the `Err` arm is for `catch` only.
 pub(crate) fn yield_task() -> Promise {
     channel_round_trip().unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED))
 }

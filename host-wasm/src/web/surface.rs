@@ -76,21 +76,21 @@ async fn call(
     }
 }
 
-/// `timeoutMs`: a positive whole number of milliseconds, or the default.
-fn timeout(def: &mut Fields<'_>, default: u32) -> u32 {
+/// `timeoutMs`: a positive whole number of milliseconds; `None` when absent (or refused).
+fn timeout(def: &mut Fields<'_>) -> Option<u32> {
     let value = def.get("timeoutMs");
     if value.is_undefined() {
-        return default;
+        return None;
     }
     match value.as_f64() {
         // setTimeout's own ceiling (2^31 - 1 ms); above it a timer fires at once.
-        Some(ms) if (1.0..=2_147_483_647.0).contains(&ms) && ms.fract() == 0.0 => ms as u32,
+        Some(ms) if (1.0..=2_147_483_647.0).contains(&ms) && ms.fract() == 0.0 => Some(ms as u32),
         _ => {
             def.refuse_field(
                 "timeoutMs",
                 " must be a positive whole number of milliseconds",
             );
-            default
+            None
         }
     }
 }
@@ -222,7 +222,7 @@ fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
         read: capability_handler(
             f.function("read"),
             false,
-            timeout(&mut f, OBSERVATION_TIMEOUT_MS),
+            timeout(&mut f).unwrap_or(OBSERVATION_TIMEOUT_MS),
         ),
         availability: availability(&mut f),
     };
@@ -250,7 +250,7 @@ fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
         execute: capability_handler(
             f.function("execute"),
             true,
-            timeout(&mut f, ACTION_TIMEOUT_MS),
+            timeout(&mut f).unwrap_or(ACTION_TIMEOUT_MS),
         ),
         availability: availability(&mut f),
     };
@@ -285,9 +285,7 @@ fn procedure(def: &JsValue) -> Result<ProcedureDef, JsValue> {
     out.output_schema = f.opt_json("outputSchema");
     out.confirmation = confirmation(&mut f);
     out.availability = availability(&mut f);
-    if !f.get("timeoutMs").is_undefined() {
-        out.timeout_ms = Some(timeout(&mut f, PROCEDURE_TIMEOUT_MS));
-    }
+    out.timeout_ms = timeout(&mut f);
     if let Some(bind) = f.opt_function("bind") {
         out.bind = Some(Rc::new(move || {
             let value = bind

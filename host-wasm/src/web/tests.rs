@@ -1059,6 +1059,33 @@ fn malformed_conversation_options_name_their_first_bad_field() {
     );
 }
 
+/// A procedure's fields are each read once, `timeoutMs` included (a getter with effects runs
+/// once per registration).
+#[wasm_bindgen_test]
+fn a_procedure_definitions_fields_are_each_read_once() {
+    let surface = JsSurface::new(None).unwrap();
+    let log = Array::new();
+    let def = js(
+        "const log = $0; \
+         const procedure = new Proxy({ path: 'p', description: 'd', effect: 'read', \
+             inputSchema: { type: 'object' }, timeoutMs: 100 }, \
+           { get: (t, k) => { log.push(String(k)); return t[k]; } }); \
+         return { type: 'a.b', description: 'x', procedures: [procedure] };",
+        &[log.clone().into()],
+    );
+    surface.register(def).expect("registered");
+    let reads: Vec<String> = log.iter().filter_map(|k| k.as_string()).collect();
+    assert_eq!(
+        reads.iter().filter(|k| *k == "timeoutMs").count(),
+        1,
+        "{reads:?}"
+    );
+    let mut unique = reads.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), reads.len(), "{reads:?}");
+}
+
 /// `notifyAvailabilityChanged()` re-reads every `when`; a flip reaches listeners as an
 /// `availability-changed` event naming the capabilities that flipped.
 #[wasm_bindgen_test]

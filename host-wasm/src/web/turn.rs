@@ -41,11 +41,11 @@ pub(crate) fn catalog_mode(value: Option<&str>) -> Result<CatalogMode, JsValue> 
 }
 
 /// `{"/route": ["token", …]}` → the core's route-floor table.
-pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsValue> {
+pub(crate) fn route_floors(value: JsValue) -> Result<Option<RouteFloors>, JsValue> {
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    let Value::Object(map) = from_js(value.clone())? else {
+    let Value::Object(map) = from_js(value)? else {
         return Err(type_error("routeScopes must be an object"));
     };
     let mut routes = Vec::new();
@@ -71,8 +71,8 @@ pub(crate) fn route_floors(value: &JsValue) -> Result<Option<RouteFloors>, JsVal
     }))
 }
 
-pub(crate) fn messages_from_js(value: &JsValue) -> Result<Vec<WireModelMessage>, JsValue> {
-    dpas_protocol::frame::decode_messages(from_js(value.clone())?)
+pub(crate) fn messages_from_js(value: JsValue) -> Result<Vec<WireModelMessage>, JsValue> {
+    dpas_protocol::frame::decode_messages(from_js(value)?)
         .ok_or_else(|| type_error("messages must be model messages ({role, content})"))
 }
 
@@ -351,9 +351,9 @@ fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
     let conversation_id = f.string("conversationId");
     let turn_id = f.opt_string("turnId");
     let messages = f.get("messages");
-    let messages = f.check(messages_from_js(&messages)).unwrap_or_default();
+    let messages = f.check(messages_from_js(messages)).unwrap_or_default();
     let routes = f.get("routeScopes");
-    let route_floors = f.check(route_floors(&routes)).flatten();
+    let route_floors = f.check(route_floors(routes)).flatten();
     let model_id = f.opt_string("modelId");
     let mode = f.opt_string("catalogMode");
     let catalog_mode = f.check(catalog_mode(mode.as_deref())).unwrap_or_default();

@@ -35,14 +35,13 @@ interface Waiter {
  *  with a typed error when the load failed, and with the signal's reason when the host
  *  abandons the call (its read deadline). */
 function useLoadGate(loaded: boolean, error: unknown): WhenLoaded {
-  const state = useRef({ loaded, error });
+  const state = useLatest({ loaded, error });
   const waiters = useRef(new Set<Waiter>());
   useEffect(() => {
-    state.current = { loaded, error };
     if (!loaded && !error) return;
     for (const waiter of waiters.current) answer(waiter, state.current);
     waiters.current.clear();
-  }, [loaded, error]);
+  }, [loaded, error, state]);
   return useCallback((signal: AbortSignal) => {
     if (state.current.loaded) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -59,7 +58,7 @@ function useLoadGate(loaded: boolean, error: unknown): WhenLoaded {
         { once: true },
       );
     });
-  }, []);
+  }, [state]);
 }
 
 function answer(waiter: Waiter, { loaded, error }: { loaded: boolean; error: unknown }) {
