@@ -25,7 +25,7 @@ fn main() -> std::io::Result<()> {
         let routes = host_server::demo::http::with_demo(true, |_| {});
         let server = http::serve_with(state.clone(), listener, 1, routes)?;
         let correlation = Correlation { step_id: Some("stp_example".into()), invocation_id: Some("stc_1".into()), ..Correlation::default() };
-        let envelope = state.runtime.invoke(&CONTROLLER.actor(), CallSurface::AiSdk, "issue-invoice", json!({"id": 5}), correlation).await;
+        let envelope = state.runtime.invoke(&CONTROLLER.actor(), CallSurface::Model, "issue-invoice", json!({"id": 5}), correlation).await;
         println!("model tool call domain_issue-invoice {{\"id\":5}} as carla@example.com on aiSdk -> {envelope}");
         server.await
     })

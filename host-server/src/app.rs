@@ -4,15 +4,17 @@
 use std::sync::Arc;
 
 use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
-use crate::audit_log::AuditLog;
 use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
-use crate::db::{self, Db, DbError};
 use crate::demo::{self, Ledger};
 use crate::http::limits::{AddressLimiter, StepGate};
-use crate::runtime::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder, SqlApprovalStore};
 use crate::session::{self, SessionKeys};
-use crate::threads::{SqlThreadStore, ThreadCaps, ThreadStore};
+use dpas_governance::receipt::recover_interrupted;
+use dpas_governance::threads::{ThreadCaps, ThreadStore};
+use dpas_governance::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder};
+use dpas_store::SqlApprovalStore;
+use dpas_store::SqlThreadStore;
+use dpas_store::{self as db, AuditLog, Db, DbError};
 
 /// Everything a request handler needs. Cheap to clone.
 #[derive(Clone)]
@@ -71,7 +73,7 @@ pub enum StartupError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error("recovering approvals: {0}")]
-    Approvals(crate::runtime::CapabilityError),
+    Approvals(dpas_governance::CapabilityError),
     #[error("the HTTP client of file capabilities: {0}")]
     Executor(reqwest::Error),
     #[error(transparent)]
@@ -207,7 +209,7 @@ impl AppBuilder {
         // Nothing runs yet in this process: any approved action whose run began and never
         // finished is from a process that died (on a shared database, once it is older than
         // any run can take); mark it, and drop what is past retention.
-        recover_interrupted(&runtime, threads.as_ref(), pool.backend())
+        recover_interrupted(&runtime, threads.as_ref(), run_grace(&runtime, &pool))
             .await
             .map_err(StartupError::Approvals)?;
         runtime
@@ -231,29 +233,13 @@ impl AppBuilder {
     }
 }
 
-/// Marks the runs cut short by a stopped process `interrupted` and gives each its receipt
-/// in the conversation it was approved in. On a shared database another replica may be
-/// running a recent claim, so only claims older than [`Runtime::run_grace`] count.
-pub async fn recover_interrupted(
-    runtime: &Runtime,
-    threads: &dyn ThreadStore,
-    backend: db::Backend,
-) -> Result<(), crate::runtime::CapabilityError> {
-    let grace = if backend.is_shared() {
+/// How old a claimed run must be before a process takes it for interrupted: on a database
+/// shared by replicas another one may be running a recent claim ([`Runtime::run_grace`]);
+/// alone on its database, a process knows every claim it did not make is from a dead one.
+pub fn run_grace(runtime: &Runtime, db: &Db) -> std::time::Duration {
+    if db.backend().is_shared() {
         runtime.run_grace()
     } else {
         std::time::Duration::ZERO
-    };
-    for record in runtime.recover_approvals(grace).await? {
-        let thread = record
-            .decision
-            .as_ref()
-            .and_then(|d| d.thread_id.as_deref());
-        let text = format!(
-            "The server stopped while {} was running after your approval, so it may or may not have happened. Check before asking again.",
-            crate::http::receipt_subject(runtime.registry(), &record)
-        );
-        crate::http::store_receipt(threads, &record.actor.id, thread, &text).await;
     }
-    Ok(())
 }

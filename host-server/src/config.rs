@@ -1,5 +1,6 @@
 //! Command-line and environment configuration (the binary's contract) and the model spec.
 
+use dpas_store::AuditRetention;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -19,10 +20,6 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
-/// Default audit rows kept by an in-memory database (`sqlite::memory:`): the table lives in
-/// the process, so it is bounded there; a file or PostgreSQL keeps every entry by default.
-pub const DEFAULT_MEMORY_AUDIT_ROWS: std::num::NonZeroU64 =
-    std::num::NonZeroU64::new(10_000).unwrap();
 /// Default time in-flight steps get to finish after SIGTERM, in seconds.
 pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
@@ -258,27 +255,6 @@ pub struct IdentityArgs {
         default_value = "x-proxy-secret"
     )]
     pub proxy_secret_header: String,
-}
-
-/// How many entries the audit table keeps (`--audit-retention`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditRetention {
-    /// Every entry, for good.
-    All,
-    /// The newest this many entries; older ones are deleted by the audit writer, a batch at
-    /// a time (`audit_log`).
-    Rows(std::num::NonZeroU64),
-}
-
-impl AuditRetention {
-    /// The default for a database URL: [`DEFAULT_MEMORY_AUDIT_ROWS`] in memory, else all.
-    pub fn default_for(database_url: &str) -> Self {
-        if crate::db::is_memory(database_url) {
-            Self::Rows(DEFAULT_MEMORY_AUDIT_ROWS)
-        } else {
-            Self::All
-        }
-    }
 }
 
 fn parse_audit_retention(s: &str) -> Result<AuditRetention, String> {

@@ -15,6 +15,7 @@
 //!
 //! `POST /api/session/token` gives a signed-in user the bearer token to paste into a client.
 
+use crate::http::Caller;
 use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -22,11 +23,11 @@ use serde_json::{json, Map, Value};
 
 use crate::http::error::ApiError;
 use crate::http::{read_limited, require_json, resource};
-use crate::runtime::{
+use crate::AppState;
+use dpas_governance::{
     Actor, CallSurface, CapabilityError, CapabilityInfo, Correlation, Envelope, InputIssue,
     SideEffect,
 };
-use crate::AppState;
 
 /// Protocol revisions served, newest first; `initialize` answers the client's own when it is
 /// one of these and the newest otherwise (the client then decides whether to go on).
@@ -363,7 +364,7 @@ fn urlencode(s: &str) -> String {
 async fn post_token(
     req: HttpRequest,
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
 ) -> Result<HttpResponse, ApiError> {
     // With `--auth jwt` an MCP client sends the app's own token; there is nothing to mint.
     if !state.auth.is_session() {

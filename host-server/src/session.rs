@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::runtime::Actor;
+use dpas_governance::Actor;
+use dpas_store::{revocations, Db};
 
 pub const COOKIE_NAME: &str = "dpas_session";
 
@@ -225,16 +226,8 @@ pub const REVOCATION_REFRESH: Duration = Duration::from_secs(2);
 
 /// Loads the still-unexpired revocations into `keys` (at start, then every
 /// [`REVOCATION_REFRESH`]), dropping the expired ones from the table.
-pub async fn load_revoked(db: &crate::db::Db, keys: &SessionKeys) -> Result<(), sqlx::Error> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    sqlx::query("DELETE FROM revoked_sessions WHERE expires_at <= $1")
-        .bind(now)
-        .execute(&**db)
-        .await?;
-    let rows: Vec<(String, i64)> = sqlx::query_as("SELECT sid, expires_at FROM revoked_sessions")
-        .fetch_all(&**db)
-        .await?;
-    for (sid, exp) in rows {
+pub async fn load_revoked(db: &Db, keys: &SessionKeys) -> Result<(), sqlx::Error> {
+    for (sid, exp) in revocations::load(db).await? {
         keys.revoke(&sid, exp);
     }
     Ok(())
@@ -243,18 +236,11 @@ pub async fn load_revoked(db: &crate::db::Db, keys: &SessionKeys) -> Result<(), 
 /// Signs a session out for good: stored first (so a restart and the other replicas know),
 /// then refused at once here.
 pub async fn revoke(
-    db: &crate::db::Db,
+    db: &Db,
     keys: &SessionKeys,
     claims: &SessionClaims,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO revoked_sessions (sid, expires_at) VALUES ($1, $2) \
-         ON CONFLICT (sid) DO UPDATE SET expires_at = excluded.expires_at",
-    )
-    .bind(&claims.sid)
-    .bind(claims.exp)
-    .execute(&**db)
-    .await?;
+    revocations::store(db, &claims.sid, claims.exp).await?;
     keys.revoke(&claims.sid, claims.exp);
     Ok(())
 }

@@ -11,6 +11,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::HttpResponse;
+use dpas_governance::metrics::APPROVALS;
 use dpas_protocol::Usage;
 use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -21,7 +22,6 @@ const ACTIVE_STEPS: &str = "dpas_active_steps";
 const TOOL_CALLS: &str = "dpas_tool_calls_total";
 const TOKENS: &str = "dpas_model_tokens_total";
 const ERRORS: &str = "dpas_errors_total";
-const APPROVALS: &str = "dpas_approvals_total";
 const HTTP_REQUESTS: &str = "dpas_http_requests_total";
 const HTTP_DURATION: &str = "dpas_http_request_duration_seconds";
 
@@ -203,11 +203,6 @@ pub fn tool_call(plane: Plane, outcome: CallOutcome) {
 /// An error answered (HTTP) or streamed (`error` frame). Codes come from our own tables.
 pub fn error(code: &str) {
     counter!(ERRORS, "code" => code.to_owned()).increment(1);
-}
-
-/// `requested`, `approved` or `rejected`.
-pub fn approval(decision: &'static str) {
-    counter!(APPROVALS, "decision" => decision).increment(1);
 }
 
 fn method_label(method: &Method) -> &'static str {

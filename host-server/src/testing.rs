@@ -10,8 +10,8 @@ use reqwest::header::{COOKIE, SET_COOKIE, WWW_AUTHENTICATE};
 use serde_json::Value;
 
 use crate::demo::{ANALYST, CONTROLLER};
-use crate::runtime::CallSurface;
 use crate::{http, AppBuilder, AppState, Correlation};
+use dpas_governance::CallSurface;
 
 /// A server the test started; it stops with the test's runtime.
 pub struct TestServer {

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use dpas_governance::Credential;
 use host_server::config::ServerConfig;
 use host_server::demo::{ANALYST, CONTROLLER};
-use host_server::runtime::Credential;
 use host_server::{AppBuilder, CallSurface};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -26,11 +26,11 @@ async fn a_cache_hit_allocates_nothing_and_a_miss_does() {
     let mut carla = CONTROLLER.actor();
     carla.email = Some("carla@example.com".to_owned());
     carla.authorization = Some(Credential::new("Bearer t"));
-    let composed = catalogs.get(runtime, &carla, CallSurface::AiSdk, Some(&tags));
+    let composed = catalogs.get(runtime, &carla, CallSurface::Model, Some(&tags));
 
     // Nothing else runs in between: the runtime has one thread and this code does not await.
     let region = Region::new(GLOBAL);
-    let hit = catalogs.cached(&carla, CallSurface::AiSdk, Some(&tags));
+    let hit = catalogs.cached(&carla, CallSurface::Model, Some(&tags));
     let counted = region.change();
     assert!(hit.is_some_and(|h| Arc::ptr_eq(&h, &composed)));
     assert_eq!(
@@ -42,9 +42,9 @@ async fn a_cache_hit_allocates_nothing_and_a_miss_does() {
     // The count is real: a miss stores an owned key.
     let ada = ANALYST.actor();
     assert!(catalogs
-        .cached(&ada, CallSurface::AiSdk, Some(&tags))
+        .cached(&ada, CallSurface::Model, Some(&tags))
         .is_none());
     let region = Region::new(GLOBAL);
-    catalogs.get(runtime, &ada, CallSurface::AiSdk, Some(&tags));
+    catalogs.get(runtime, &ada, CallSurface::Model, Some(&tags));
     assert!(region.change().allocations > 0);
 }

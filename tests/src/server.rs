@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use dpas_governance::{AuditHub, RuntimeBuilder};
 use dpas_model::scripted::{Script, ScriptedProvider};
 use dpas_model::ModelProvider;
+use dpas_store::Db;
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{ModelSpec, ServerConfig};
-use host_server::db::Db;
-use host_server::runtime::{AuditHub, RuntimeBuilder};
 use host_server::AppBuilder;
 use time::macros::date;
 use time::Date;

@@ -245,7 +245,7 @@ async fn a_thread_at_its_cap_says_the_step_was_not_saved() {
 
 #[actix_web::test]
 async fn audit_entries_a_reader_could_not_keep_are_reported_after_step_finish() {
-    use host_server::runtime::{
+    use dpas_governance::{
         AuditDraft, AuditHub, AuditSource, CallSurface, Capability, Risk, SideEffect,
     };
     use server::Options;
@@ -260,7 +260,7 @@ async fn audit_entries_a_reader_could_not_keep_are_reported_after_step_finish() 
                 .side_effect(SideEffect::Read)
                 .risk(Risk::Low)
                 .tags(["invoices"])
-                .expose(&[CallSurface::AiSdk])
+                .expose(&[CallSurface::Model])
                 .handler(move |ctx, _i: serde_json::Map<String, Value>| {
                     let hub = flood_hub.clone();
                     async move {

@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use dpas_governance::{CallSurface, CapabilityErrorCode};
 use dpas_model::{ModelError, ModelErrorKind};
 use dpas_protocol::ndjson::FrameDecoder;
 use dpas_protocol::{
@@ -19,7 +20,6 @@ use dpas_protocol::{
 };
 use futures_util::StreamExt;
 use host_server::config::ServerConfig;
-use host_server::runtime::{CallSurface, CapabilityErrorCode};
 use host_server::{AppBuilder, Correlation, Envelope};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use actix_web::http::header::SET_COOKIE;
 use actix_web::{web, HttpRequest, HttpResponse};
-use dpas_protocol::RouteFloors;
-use host_server::app::StartupError;
-use host_server::chat::{self, ChatConfig};
-use host_server::db::Db;
-use host_server::http::{read_json, ApiError};
-use host_server::runtime::{
+use dpas_governance::{
     policy_fn, CallSurface, Capability, Decision, HandlerError, Policy, PolicyPhase, RegistryError,
     Risk, RuntimeBuilder, SideEffect,
 };
+use dpas_protocol::RouteFloors;
+use dpas_store::Db;
+use host_server::app::StartupError;
+use host_server::chat::{self, ChatConfig};
+use host_server::http::{read_json, ApiError};
 use host_server::{Actor, AppBuilder, AppState, ServerConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -151,7 +151,7 @@ fn missing(id: i64) -> HandlerError {
     HandlerError::Rejected(format!("There is no todo {id}."))
 }
 
-const SURFACES: &[CallSurface] = &[CallSurface::AiSdk, CallSurface::Mcp, CallSurface::Direct];
+const SURFACES: &[CallSurface] = &[CallSurface::Model, CallSurface::Mcp, CallSurface::Direct];
 
 /// The four capabilities, in the order the model sees them.
 pub fn capabilities(todos: &Todos) -> Vec<Result<Capability, RegistryError>> {

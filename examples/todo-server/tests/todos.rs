@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body_json, TestRequest};
-use host_server::runtime::Envelope;
+use dpas_governance::Envelope;
 use host_server::{http, Actor, AppState, CallSurface, Correlation, ServerConfig};
 use serde_json::{json, Value};
 
@@ -29,7 +29,7 @@ async fn the_model_asks_before_deleting_and_the_app_does_not() {
     let state = app().await;
     let added = invoke(
         &state,
-        CallSurface::AiSdk,
+        CallSurface::Model,
         "add-todo",
         json!({"text": " milk "}),
     )
@@ -40,11 +40,11 @@ async fn the_model_asks_before_deleting_and_the_app_does_not() {
             data: json!({"id": 1, "text": "milk", "done": false})
         }
     );
-    let asked = invoke(&state, CallSurface::AiSdk, "delete-todo", json!({"id": 1})).await;
+    let asked = invoke(&state, CallSurface::Model, "delete-todo", json!({"id": 1})).await;
     let Envelope::ApprovalRequired { approval_id, .. } = asked else {
         panic!("a model's delete must wait for approval: {asked:?}")
     };
-    let listed = invoke(&state, CallSurface::AiSdk, "list-todos", json!({})).await;
+    let listed = invoke(&state, CallSurface::Model, "list-todos", json!({})).await;
     assert_eq!(listed.to_value()["data"].as_array().map(Vec::len), Some(1));
     let (_, ran) = state
         .runtime
@@ -79,7 +79,7 @@ async fn the_chat_is_offered_everything_but_the_screens_procedure() {
         found.into_iter().map(|c| c.id).collect()
     };
     assert_eq!(
-        ids(CallSurface::AiSdk),
+        ids(CallSurface::Model),
         ["list-todos", "add-todo", "delete-todo"]
     );
     assert_eq!(
@@ -152,7 +152,7 @@ async fn sign_in_and_bad_input_get_the_contracts_answers() {
     // A decision answers with a receipt that names the todo, not the demo's invoice.
     let added = call_service(&service, rpc(json!({"text": "milk"}))).await;
     assert_eq!(added.status(), StatusCode::OK);
-    let asked = invoke(&state, CallSurface::AiSdk, "delete-todo", json!({"id": 1})).await;
+    let asked = invoke(&state, CallSurface::Model, "delete-todo", json!({"id": 1})).await;
     let Envelope::ApprovalRequired { approval_id, .. } = asked else {
         panic!("{asked:?}")
     };

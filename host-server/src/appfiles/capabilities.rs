@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::executor::{HttpCall, HttpExecutor, UrlTemplate};
 use super::locate::locate;
 use super::{json_error, line_column, policies, read_text, FileError};
-use crate::runtime::{CallSurface, Capability, Policy, Risk, RuntimeBuilder, SideEffect};
+use dpas_governance::{CallSurface, Capability, Policy, Risk, RuntimeBuilder, SideEffect};
 
 /// The file's JSON Schema, as published in the repository.
 pub const SCHEMA: &str = include_str!("../../schema/capabilities.schema.json");
@@ -39,7 +39,7 @@ pub enum FileSurface {
 impl From<FileSurface> for CallSurface {
     fn from(s: FileSurface) -> Self {
         match s {
-            FileSurface::AiSdk => CallSurface::AiSdk,
+            FileSurface::AiSdk => CallSurface::Model,
             FileSurface::Mcp => CallSurface::Mcp,
             FileSurface::Direct => CallSurface::Direct,
         }
@@ -304,8 +304,8 @@ fn capability(
     spec: &CapabilitySpec,
     rules: &[Arc<dyn Policy>],
     executor: &Arc<HttpExecutor>,
-) -> Result<Capability, crate::runtime::RegistryError> {
-    let invalid = |why: String| crate::runtime::RegistryError::Invalid(spec.id.clone(), why);
+) -> Result<Capability, dpas_governance::RegistryError> {
+    let invalid = |why: String| dpas_governance::RegistryError::Invalid(spec.id.clone(), why);
     let timeout = Duration::from_millis(spec.http.timeout_ms);
     let call = Arc::new(HttpCall {
         capability_id: spec.id.clone(),

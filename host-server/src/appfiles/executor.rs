@@ -12,7 +12,7 @@ use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use ring::hmac;
 use serde_json::{json, Value};
 
-use crate::runtime::{
+use dpas_governance::{
     Actor, CapabilityError, CapabilityErrorCode, HandlerError, InputIssue, InvocationContext,
 };
 

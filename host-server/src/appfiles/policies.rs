@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::capabilities::{DenyIfRole, HideUnlessRole, PolicySpec, RequireApproval};
-use crate::runtime::{policy_fn, CallSurface, Decision, Policy, PolicyPhase};
+use dpas_governance::{policy_fn, CallSurface, Decision, Policy, PolicyPhase};
 
 /// The policy a file entry describes (the schema guarantees exactly one rule per entry).
 pub fn build(spec: &PolicySpec) -> Arc<dyn Policy> {

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::bearer;
 use crate::config::{ClaimNames, JwtConfig, JwtKeys};
-use crate::runtime::{Actor, Credential};
+use dpas_governance::{Actor, Credential};
 
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECS: u64 = 30;

@@ -22,8 +22,8 @@ use dpas_protocol::{HostError, HostErrorCode};
 use crate::app::AppState;
 use crate::config::AuthConfig;
 use crate::http::error::ApiError;
-use crate::runtime::{Actor, Credential};
 use crate::session::SessionKeys;
+use dpas_governance::{Actor, Credential};
 
 pub use jwt::{JwtAuth, JwtSetupError};
 pub use proxy::ProxyAuth;

@@ -11,7 +11,7 @@ use subtle::ConstantTimeEq;
 
 use super::jwt::MAX_CLAIM_CHARS;
 use crate::config::ProxyConfig;
-use crate::runtime::Actor;
+use dpas_governance::Actor;
 
 #[derive(Debug)]
 pub struct ProxyAuth {

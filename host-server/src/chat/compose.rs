@@ -25,8 +25,8 @@ use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::runtime::audit::{AuditDraft, AuditSource};
-use crate::runtime::{Actor, ActorKind, CallSurface, Correlation, Runtime};
+use dpas_governance::audit::{AuditDraft, AuditSource};
+use dpas_governance::{Actor, ActorKind, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
 #[derive(Debug, Clone)]
@@ -361,7 +361,7 @@ pub fn compose(
 
     let scope = floors.resolve(&request.pathname, request.requested_scope.as_deref());
     let tags = (!scope.is_empty()).then_some(scope.as_slice());
-    let domain = catalogs.get(runtime, actor, CallSurface::AiSdk, tags);
+    let domain = catalogs.get(runtime, actor, CallSurface::Model, tags);
 
     let mut host_frames = Vec::new();
     let mut frontend = std::mem::take(&mut request.frontend_tools);

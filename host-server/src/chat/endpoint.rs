@@ -25,8 +25,8 @@ use super::run::{FrameSink, StepRun};
 use crate::http::actor_of;
 use crate::http::body::read_limited;
 use crate::http::error::ApiError;
-use crate::runtime::Actor;
 use crate::AppState;
+use dpas_governance::Actor;
 
 /// Frames buffered between the run and a slow client; the run waits when it is full and
 /// stops waiting (drops frames) once the client has gone.

@@ -2,6 +2,7 @@
 //! adapt before it meets a 409 or a 413. Needs a session (the capability counts are the
 //! caller's own).
 
+use crate::http::Caller;
 use actix_web::{web, HttpResponse};
 use dpas_protocol::limits as l;
 use dpas_protocol::request::ProtocolVersion;
@@ -10,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::endpoint::ChatConfig;
 use crate::mcp;
-use crate::runtime::{Actor, CallSurface};
 use crate::AppState;
+use dpas_governance::CallSurface;
 
 /// The doors into the one step engine and runtime, as the manifest lists them.
 fn encodings() -> Value {
@@ -88,7 +89,7 @@ fn limits(chat: &ChatConfig, body_limit: usize) -> Value {
 pub async fn agent_manifest(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
-    actor: Actor,
+    Caller(actor): Caller,
 ) -> HttpResponse {
     let count = |surface| state.runtime.discover(&actor, surface, None).len();
     HttpResponse::Ok()
@@ -106,7 +107,7 @@ pub async fn agent_manifest(
                 "id": actor.id,
                 "role": actor.role,
                 "capabilities": {
-                    "aiSdk": count(CallSurface::AiSdk),
+                    "aiSdk": count(CallSurface::Model),
                     "mcp": count(CallSurface::Mcp),
                 },
             },

@@ -27,12 +27,12 @@ use tracing::Instrument;
 
 use super::compose::Composition;
 use crate::lifecycle::RunGuard;
-use crate::runtime::audit::{AuditEntry, AuditReader, AuditSource};
-use crate::runtime::{
+use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
+use dpas_governance::audit::{AuditEntry, AuditReader, AuditSource};
+use dpas_governance::threads::{ThreadAppend, ThreadError, ThreadStore};
+use dpas_governance::{
     Actor, CallSurface, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime,
 };
-use crate::telemetry::{self, CallOutcome, Plane, StepMetrics};
-use crate::threads::{ThreadAppend, ThreadError, ThreadStore};
 
 /// Longest provider or tool failure message relayed (F4).
 const MAX_ERROR_MESSAGE_CHARS: usize = 300;
@@ -710,7 +710,7 @@ impl StepRun {
             running.push_back(async move {
                 let invocation = runtime.invoke(
                     &actor,
-                    CallSurface::AiSdk,
+                    CallSurface::Model,
                     &capability_id,
                     input,
                     correlation,

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::ledger::{
     AgingBucket, ClientPosition, CollectionStatus, Invoice, InvoiceKind, Ledger, Patch, Summary,
 };
-use crate::runtime::{CallSurface, Capability, HandlerError, RegistryError, Risk, SideEffect};
+use dpas_governance::{CallSurface, Capability, HandlerError, RegistryError, Risk, SideEffect};
 
 /// Rows a model surface receives from `list-invoices` before the output is cut short.
 pub const MODEL_ROW_CAP: usize = 50;
@@ -195,7 +195,7 @@ fn cap_rows_for_model(v: Value) -> Value {
 }
 
 const EVERYWHERE: &[CallSurface] = &[
-    CallSurface::AiSdk,
+    CallSurface::Model,
     CallSurface::Mcp,
     CallSurface::Direct,
     CallSurface::Test,
@@ -382,7 +382,7 @@ mod tests {
     use super::*;
 
     async fn registry() -> Vec<Capability> {
-        let pool = crate::db::connect("sqlite::memory:").await.expect("db");
+        let pool = dpas_store::connect("sqlite::memory:").await.expect("db");
         capabilities(&Ledger::new(pool))
             .into_iter()
             .map(|c| c.expect("valid capability"))

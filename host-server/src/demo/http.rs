@@ -3,6 +3,7 @@
 //! (`POST /api/session`), the ledger reset (`POST /api/demo/reset`) and the wording of
 //! approval receipts for its gated writes. The library's `http` layer knows none of it.
 
+use crate::http::Caller;
 use actix_web::http::header::SET_COOKIE;
 use actix_web::{guard, web, HttpRequest, HttpResponse};
 use serde::Deserialize;
@@ -12,7 +13,6 @@ use super::ledger::format_eur;
 use super::{DemoUser, CONTROLLER};
 use crate::app::AppState;
 use crate::http::{body, error::ApiError};
-use crate::runtime::Actor;
 
 /// `routes` (an embedder's extra routes, as `http::serve_with` takes them) with the demo's
 /// endpoints mounted ahead of them when `demo` is on: how the binary mounts the demo. Extra
@@ -97,7 +97,10 @@ pub(crate) fn receipt_parts(input: &Value) -> Vec<String> {
 }
 
 /// Re-seeds the ledger (a controller's act) after cancelling every pending approval.
-async fn demo_reset(state: web::Data<AppState>, actor: Actor) -> Result<HttpResponse, ApiError> {
+async fn demo_reset(
+    state: web::Data<AppState>,
+    Caller(actor): Caller,
+) -> Result<HttpResponse, ApiError> {
     let Some(ledger) = &state.ledger else {
         return Err(ApiError::NotFound);
     };

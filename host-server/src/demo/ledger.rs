@@ -10,9 +10,9 @@ use sqlx::Row;
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
-use crate::db::{get, Cell, Cells, Db, LockKey};
-use crate::runtime::vocab::wire_enum;
-use crate::runtime::HandlerError;
+use dpas_governance::HandlerError;
+use dpas_protocol::wire_enum;
+use dpas_store::{get, undecodable, Cell, Cells, Db, LockKey};
 
 /// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
 const SEED: &str = include_str!("seed.json");
@@ -34,37 +34,10 @@ wire_enum! {
     }
 }
 
-/// A column that is not one of the values its Rust type allows.
-fn undecodable(column: &str, text: &str, what: &str) -> sqlx::Error {
-    sqlx::Error::ColumnDecode {
-        index: column.to_owned(),
-        source: format!("{text:?} is not {what}").into(),
-    }
-}
-
 impl Cell for InvoiceStatus {
     fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
         let text: String = get(row, column)?;
         Self::parse(&text).ok_or_else(|| undecodable(column, &text, "an invoice status"))
-    }
-}
-
-/// A date column's text as a date.
-fn column_date(column: &str, text: &str) -> Result<Date, sqlx::Error> {
-    parse_date(text).ok_or_else(|| undecodable(column, text, "a YYYY-MM-DD date"))
-}
-
-impl Cell for Date {
-    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
-        column_date(column, &get::<String>(row, column)?)
-    }
-}
-
-impl Cell for Option<Date> {
-    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
-        row.text(column)?
-            .map(|text| column_date(column, &text))
-            .transpose()
     }
 }
 
@@ -203,7 +176,7 @@ pub fn fmt_date(d: Date) -> String {
 
 /// Parses a `YYYY-MM-DD` calendar date.
 pub fn parse_date(s: &str) -> Option<Date> {
-    Date::parse(s, DATE_FORMAT).ok()
+    dpas_store::parse_date(s)
 }
 
 fn require_date(s: &str) -> Result<Date, HandlerError> {
@@ -511,7 +484,7 @@ impl Ledger {
     /// statement on a [`Db::session`] (a step runs it: on SQLite it runs inline).
     pub async fn rows(&self) -> Result<Vec<InvoiceRow>, HandlerError> {
         let today = self.today();
-        let mut session = self.db.session().await.map_err(sql_err)?;
+        let mut session = self.db.conn().await.map_err(sql_err)?;
         session
             .fetch(ROW_QUERY, &[], |r| {
                 let invoice = Invoice::from_cells(r)?;
@@ -856,7 +829,7 @@ impl Ledger {
     /// decoded) was about a quarter of a step's instructions.
     async fn open_lateness(&self) -> Result<Vec<(i64, i64)>, HandlerError> {
         let today = self.today();
-        let mut session = self.db.session().await.map_err(sql_err)?;
+        let mut session = self.db.conn().await.map_err(sql_err)?;
         session
             .fetch(OPEN_QUERY, &[], |r| {
                 let due: Date = get(r, "due_date")?;

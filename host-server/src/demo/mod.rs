@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dpas_protocol::RouteFloors;
 pub use ledger::Ledger;
 
-use crate::runtime::{
+use dpas_governance::{
     policy_fn, Actor, CallSurface, Decision, Policy, PolicyPhase, RuntimeBuilder,
 };
 
@@ -62,7 +62,7 @@ impl DemoUser {
 /// `gate-model-writes`: issue and delete from a model surface need the user's approval.
 pub fn gate_model_writes() -> Arc<dyn Policy> {
     policy_fn("gate-model-writes", &[PolicyPhase::Invocation], |req| {
-        let gated = matches!(req.surface, CallSurface::AiSdk | CallSurface::Mcp)
+        let gated = matches!(req.surface, CallSurface::Model | CallSurface::Mcp)
             && GATED_CAPABILITIES.contains(&req.capability.id.as_str());
         Ok(if gated {
             Decision::RequireApproval {

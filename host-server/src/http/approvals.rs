@@ -2,17 +2,15 @@
 //! decision, whose receipt also goes to the thread it names.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use dpas_protocol::{MessageContent, Role, WireModelMessage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{body, ApiError};
+use super::{body, ApiError, Caller};
 use crate::app::AppState;
-use crate::runtime::{
+use dpas_governance::receipt::{receipt_subject, store_receipt};
+use dpas_governance::{
     Actor, ApprovalRecord, ApprovalStatus, CallSurface, CapabilityErrorCode, Correlation, Envelope,
-    Registry,
 };
-use crate::threads::ThreadAppend;
 
 fn rfc3339(t: time::OffsetDateTime) -> String {
     t.format(&time::format_description::well_known::Rfc3339)
@@ -79,7 +77,7 @@ async fn owned_record(
 
 pub(super) async fn list_approvals(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
 ) -> Result<HttpResponse, ApiError> {
     let records = state
         .runtime
@@ -92,7 +90,7 @@ pub(super) async fn list_approvals(
 
 pub(super) async fn get_approval(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(card(&owned_record(&state, &actor, &path).await?)))
@@ -106,29 +104,8 @@ struct DecisionBody {
     thread_id: Option<String>,
 }
 
-/// `<capability id> (<detail>)`: the capability's own wording
-/// ([`crate::runtime::Capability::receipt_detail`], the demo's `invoice <id>` and euro
-/// amount), else `id <id>`; the bare id when the input has no detail.
-pub(crate) fn receipt_subject(registry: &Registry, r: &ApprovalRecord) -> String {
-    let worded = registry
-        .get(&r.capability_id)
-        .and_then(|c| c.receipt_detail(&r.input));
-    let parts = worded.unwrap_or_else(|| {
-        r.input
-            .get("id")
-            .and_then(Value::as_i64)
-            .map(|id| vec![format!("id {id}")])
-            .unwrap_or_default()
-    });
-    if parts.is_empty() {
-        r.capability_id.clone()
-    } else {
-        format!("{} ({})", r.capability_id, parts.join(", "))
-    }
-}
-
 /// A refused decision: the code says what happened to the record (409), server faults 500.
-fn decision_error(e: &crate::runtime::CapabilityError) -> ApiError {
+fn decision_error(e: &dpas_governance::CapabilityError) -> ApiError {
     match e.public_code() {
         CapabilityErrorCode::InternalError => ApiError::Internal(e.to_string()),
         code => ApiError::Conflict {
@@ -142,33 +119,14 @@ fn decision_error(e: &crate::runtime::CapabilityError) -> ApiError {
     }
 }
 
-fn approval_status_error(status: ApprovalStatus) -> crate::runtime::CapabilityError {
-    crate::runtime::approval::status_error(status)
-}
-
-/// Appends the receipt to the caller's thread, when the decision named one.
-pub(crate) async fn store_receipt(
-    threads: &dyn crate::threads::ThreadStore,
-    owner: &str,
-    thread_id: Option<&str>,
-    text: &str,
-) {
-    let Some(thread_id) = thread_id else { return };
-    let receipt = WireModelMessage::new(Role::Assistant, MessageContent::Text(text.to_owned()));
-    let append = ThreadAppend {
-        messages: vec![&receipt],
-        ..ThreadAppend::default()
-    };
-    // The receipt is a courtesy to the next turn; failing to store it fails nothing else.
-    if let Err(e) = threads.append(owner, thread_id, append).await {
-        tracing::warn!(thread = %thread_id, error = %e, "approval receipt not stored");
-    }
+fn approval_status_error(status: ApprovalStatus) -> dpas_governance::CapabilityError {
+    dpas_governance::approval::status_error(status)
 }
 
 /// Decides the caller's approval and, approved, runs it; the receipt goes to the thread the
 /// decision names. The answer is the receipt and the resolution ([`Resolution`]).
 pub(super) async fn decide_approval(
-    actor: Actor,
+    Caller(actor): Caller,
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -295,7 +253,7 @@ impl Resolution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::CapabilityError;
+    use dpas_governance::CapabilityError;
 
     fn failed(code: CapabilityErrorCode) -> Option<Envelope> {
         Some(Envelope::Error(CapabilityError::of(code)))
@@ -315,7 +273,7 @@ mod tests {
             data: json!({"id": 5}),
         });
         assert_eq!(
-            outcome(false, CallSurface::AiSdk, Rejected, None),
+            outcome(false, CallSurface::Model, Rejected, None),
             (
                 format!("You denied {what}. Nothing was changed."),
                 true,
@@ -331,7 +289,7 @@ mod tests {
             )
         );
         assert_eq!(
-            outcome(true, CallSurface::AiSdk, Approved, ok),
+            outcome(true, CallSurface::Model, Approved, ok),
             (
                 format!("You approved {what}, and it completed."),
                 true,
@@ -342,7 +300,7 @@ mod tests {
         assert_eq!(
             outcome(
                 true,
-                CallSurface::AiSdk,
+                CallSurface::Model,
                 Approved,
                 failed(CapabilityErrorCode::ApprovalPending)
             ),
@@ -350,7 +308,7 @@ mod tests {
         );
         let again = outcome(
             true,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Approved,
             Some(Envelope::ApprovalRequired {
                 approval_id: "apr_x".to_owned(),
@@ -359,7 +317,7 @@ mod tests {
         );
         assert_eq!(again, (running, true, json!({"status": "pending"})));
         for code in [CapabilityErrorCode::Timeout, CapabilityErrorCode::Cancelled] {
-            let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Approved, failed(code));
+            let (text, ok, resolution) = outcome(true, CallSurface::Model, Approved, failed(code));
             assert_eq!(
                 text,
                 format!("You approved {what}, but the run was cancelled.")
@@ -370,7 +328,7 @@ mod tests {
         }
         let (text, ok, resolution) = outcome(
             true,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Approved,
             failed(CapabilityErrorCode::ApprovalStale),
         );
@@ -383,7 +341,7 @@ mod tests {
             )
         );
         // No run came back: the record's own status says why (an expired one failed).
-        let (text, ok, resolution) = outcome(true, CallSurface::AiSdk, Expired, None);
+        let (text, ok, resolution) = outcome(true, CallSurface::Model, Expired, None);
         let message = resolution["error"]["message"].as_str().unwrap().to_owned();
         assert_eq!(
             (text, ok, resolution),

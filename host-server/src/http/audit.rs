@@ -4,10 +4,9 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::{json, Value};
 
-use super::ApiError;
+use super::{ApiError, Caller};
 use crate::app::AppState;
-use crate::audit_log::{DEFAULT_LIMIT, MAX_LIMIT};
-use crate::runtime::Actor;
+use dpas_store::audit_log::{DEFAULT_LIMIT, MAX_LIMIT};
 
 /// The role that reads every actor's entries (the demo's controllers have it; any app may
 /// give it). Everyone else reads the entries that name them as the actor.
@@ -59,7 +58,7 @@ pub(crate) fn parse_query(query: &str) -> Result<AuditQuery, ApiError> {
 
 pub(crate) async fn list_audit(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let query = parse_query(req.query_string())?;

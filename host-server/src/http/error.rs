@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, ResponseError};
 use dpas_protocol::{HostError, HostErrorCode};
 use serde_json::json;
 
-crate::runtime::vocab::error_codes! {
+dpas_protocol::error_codes! {
     /// The HTTP layer's own codes (beside the shared [`HostErrorCode`] table and the
     /// capability codes): one row each for the text, the status and the default message.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,22 +27,24 @@ use serde_json::{json, Value};
 pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;
 
-pub(crate) use approvals::{receipt_subject, store_receipt};
-
 use crate::app::AppState;
-use crate::runtime::{Actor, CallSurface, Correlation, Envelope};
+use dpas_governance::{Actor, CallSurface, Correlation, Envelope};
 
 pub use crate::auth::actor_of;
 
-/// The actor, by the server's `--auth` mode, or the 401 that says why not. Extracting it
-/// reads headers only, so a handler that takes an `Actor` is refused before its body is read.
-impl FromRequest for Actor {
+/// The request's actor, by the server's `--auth` mode, or the 401 that says why not.
+/// Extracting it reads headers only, so a handler that takes a `Caller` is refused before
+/// its body is read.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Actor);
+
+impl FromRequest for Caller {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { actor_of(&req).await })
+        Box::pin(async move { actor_of(&req).await.map(Caller) })
     }
 }
 
@@ -209,10 +211,10 @@ fn spawn_upkeep(state: &AppState) {
         }
     });
     if state.pool.backend().is_shared() {
-        let (runtime, threads, backend) = (
+        let (runtime, threads, grace) = (
             state.runtime.clone(),
             state.threads.clone(),
-            state.pool.backend(),
+            crate::app::run_grace(&state.runtime, &state.pool),
         );
         actix_web::rt::spawn(async move {
             let mut minutely = tokio::time::interval(std::time::Duration::from_secs(60));
@@ -220,7 +222,8 @@ fn spawn_upkeep(state: &AppState) {
             loop {
                 minutely.tick().await;
                 if let Err(e) =
-                    crate::app::recover_interrupted(&runtime, threads.as_ref(), backend).await
+                    dpas_governance::receipt::recover_interrupted(&runtime, threads.as_ref(), grace)
+                        .await
                 {
                     tracing::warn!(error = %e, "recovering interrupted runs failed");
                 }
@@ -247,7 +250,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
     if state.drain.is_draining() {
         return not_ready("The server is shutting down.");
     }
-    match crate::db::ready(&state.pool).await {
+    match dpas_store::ready(&state.pool).await {
         Ok(()) => HttpResponse::Ok().json(json!({"ok": true})),
         Err(cause) => {
             tracing::warn!(%cause, "not ready");
@@ -270,7 +273,7 @@ pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
 async fn get_session(
     chat: Option<web::Data<crate::chat::ChatConfig>>,
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
 ) -> HttpResponse {
     let models = chat.as_ref().map(|c| c.models.ids()).unwrap_or_default();
     let user = user_json(&actor, state.auth.is_session());
@@ -320,7 +323,7 @@ fn rpc_status(envelope: &Envelope) -> StatusCode {
 }
 
 async fn rpc(
-    actor: Actor,
+    Caller(actor): Caller,
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -333,8 +336,8 @@ async fn rpc(
         match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(_) => {
-                let err = crate::runtime::CapabilityError::input_invalid(vec![
-                    crate::runtime::InputIssue {
+                let err = dpas_governance::CapabilityError::input_invalid(vec![
+                    dpas_governance::InputIssue {
                         path: String::new(),
                         message: "The body is not valid JSON.".to_owned(),
                     },

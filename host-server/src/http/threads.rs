@@ -4,24 +4,23 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
-use super::ApiError;
+use super::{ApiError, Caller};
 use crate::app::AppState;
-use crate::runtime::Actor;
 
-fn storage(e: crate::threads::ThreadError) -> ApiError {
+fn storage(e: dpas_governance::threads::ThreadError) -> ApiError {
     ApiError::Internal(e.to_string())
 }
 
 pub(super) async fn list_threads(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
 ) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(state.threads.list(&actor.id).await.map_err(storage)?))
 }
 
 pub(super) async fn get_thread(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let meta = state
@@ -35,7 +34,7 @@ pub(super) async fn get_thread(
 
 pub(super) async fn thread_messages(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let messages = state
@@ -51,7 +50,7 @@ pub(super) async fn thread_messages(
 
 pub(super) async fn delete_thread(
     state: web::Data<AppState>,
-    actor: Actor,
+    Caller(actor): Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     if state

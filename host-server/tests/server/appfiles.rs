@@ -405,7 +405,7 @@ async fn a_gated_capability_waits_for_approval_then_runs_exactly_once() {
         .runtime
         .invoke(
             &eddie,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "clear-todos",
             json!({}),
             Correlation::default(),
@@ -470,9 +470,9 @@ async fn role_policies_hide_and_deny_as_the_file_says() {
             .map(|c| c.id)
             .collect::<Vec<_>>()
     };
-    let eddie = ids(&editor(), CallSurface::AiSdk);
+    let eddie = ids(&editor(), CallSurface::Model);
     assert!(eddie.contains(&"add-todo".to_owned()) && eddie.contains(&"clear-todos".to_owned()));
-    let vera = ids(&viewer(), CallSurface::AiSdk);
+    let vera = ids(&viewer(), CallSurface::Model);
     assert!(vera.contains(&"list-todos".to_owned()));
     for hidden in ["add-todo", "clear-todos", "flaky-once", "empty"] {
         assert!(!vera.contains(&hidden.to_owned()), "{hidden} in {vera:?}");
@@ -498,7 +498,7 @@ async fn role_policies_hide_and_deny_as_the_file_says() {
         (403, &json!("POLICY_DENIED"))
     );
     assert_eq!(env["error"]["message"], "Guests see no todos.");
-    assert!(ids(&guest(), CallSurface::AiSdk).contains(&"list-todos".to_owned()));
+    assert!(ids(&guest(), CallSurface::Model).contains(&"list-todos".to_owned()));
     let (status, _) = s.rpc(&cookie(&s, &viewer()), "list-todos", json!({})).await;
     assert_eq!(status, 200);
     assert_eq!(backend.seen_at("/todos/add").len(), 0);

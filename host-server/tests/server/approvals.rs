@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use host_server::runtime::{CallSurface, ManualClock};
+use dpas_governance::{CallSurface, ManualClock};
 use host_server::Correlation;
 use serde_json::{json, Value};
 use time::OffsetDateTime;
@@ -37,7 +37,7 @@ async fn approve_resumes_once_and_changes_the_ledger() {
         .runtime
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "issue-invoice",
             json!({"id": 5}),
             step("stp_1", "stc_1"),
@@ -149,7 +149,7 @@ async fn approve_resumes_once_and_changes_the_ledger() {
         .resume(
             &approval_id,
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Correlation::default(),
         )
         .await
@@ -274,7 +274,7 @@ async fn approved_mcp_records_wait_for_their_session_and_guards_conceal_mismatch
         .resume(
             &approval_id,
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Correlation::default(),
         )
         .await
@@ -313,7 +313,7 @@ async fn approvals_expire() {
     let s = start_with(builder().clock(clock.clone())).await;
     let carla_cookie = s.sign_in("controller").await;
     let approval_id = s
-        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 16}))
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 16}))
         .await;
     let path = format!("/api/approvals/{approval_id}");
 

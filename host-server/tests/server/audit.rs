@@ -1,7 +1,7 @@
 //! The audit stream: entries per pipeline stage, the actor filter and the bounded reader.
 
-use host_server::runtime::audit::SUBSCRIBER_CAPACITY;
-use host_server::runtime::{AuditDraft, AuditSource, CallSurface};
+use dpas_governance::audit::SUBSCRIBER_CAPACITY;
+use dpas_governance::{AuditDraft, AuditSource, CallSurface};
 use host_server::Correlation;
 use serde_json::json;
 
@@ -23,7 +23,7 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     let env = rt
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "collections-aging",
             json!({}),
             correlation.clone(),
@@ -32,7 +32,7 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     assert_eq!(env["status"], "ok");
     rt.invoke(
         &ada(),
-        CallSurface::AiSdk,
+        CallSurface::Model,
         "delete-invoice",
         json!({"id": 10}),
         Correlation::default(),
@@ -233,7 +233,7 @@ async fn stored_entries_are_read_by_cursor_under_the_owner_rules() {
 /// backends; the old ones are gone, and `GET /api/audit` pages through what is kept as before.
 #[actix_web::test]
 async fn a_row_limit_keeps_the_newest_entries_and_the_api_reads_them() {
-    use host_server::config::AuditRetention;
+    use dpas_store::AuditRetention;
     const KEEP: u64 = 5;
     for url in crate::pg::backends().await {
         let s = crate::common::start_with(crate::common::builder().with_config(|c| {

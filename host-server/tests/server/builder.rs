@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use host_server::runtime::{
+use dpas_governance::{
     policy_fn, CallSurface, Capability, Decision, HandlerError, PolicyError, PolicyPhase, Risk,
     SideEffect,
 };
@@ -33,7 +33,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
                 .side_effect(SideEffect::Read)
                 .risk(Risk::Low)
                 .tags(["tools"])
-                .expose(&[CallSurface::Direct, CallSurface::AiSdk])
+                .expose(&[CallSurface::Direct, CallSurface::Model])
                 .handler(|ctx, i: EchoInput| async move {
                     if i.text == "boom" {
                         return Err(HandlerError::Internal("the echo chamber collapsed".into()));
@@ -131,7 +131,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
     let ai = s
         .state
         .runtime
-        .discover(&carla(), CallSurface::AiSdk, Some(&["tools".to_owned()]));
+        .discover(&carla(), CallSurface::Model, Some(&["tools".to_owned()]));
     assert_eq!(
         ai.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         ["echo"]
@@ -142,7 +142,7 @@ async fn custom_capabilities_and_policies_are_governed_like_the_demo() {
         .runtime
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "slow",
             json!({}),
             Correlation::default(),
@@ -190,11 +190,11 @@ async fn registration_errors_are_reported_together() {
 /// An embedder's route, as the chat endpoint will mount it: the `Actor` extractor answers 401.
 async fn whoami(
     state: actix_web::web::Data<host_server::AppState>,
-    actor: host_server::Actor,
+    host_server::http::Caller(actor): host_server::http::Caller,
 ) -> actix_web::HttpResponse {
     let tools = state
         .runtime
-        .discover(&actor, CallSurface::AiSdk, None)
+        .discover(&actor, CallSurface::Model, None)
         .len();
     actix_web::HttpResponse::Ok()
         .json(json!({"actor": actor, "tools": tools, "model": state.config.model.to_string()}))
@@ -235,7 +235,7 @@ async fn approval_receipts_use_the_capabilitys_own_wording() {
         Capability::builder(id)
             .description("Closes a ticket once the user agrees.")
             .side_effect(SideEffect::Write)
-            .expose(&[CallSurface::AiSdk])
+            .expose(&[CallSurface::Model])
             .approval_required(true)
     };
     let app = builder().register(move |rt, _pool| {
@@ -260,7 +260,7 @@ async fn approval_receipts_use_the_capabilitys_own_wording() {
         ),
     ] {
         let approval = s
-            .carla_awaits_approval(CallSurface::AiSdk, capability, json!({"id": 7}))
+            .carla_awaits_approval(CallSurface::Model, capability, json!({"id": 7}))
             .await;
         let decided = s
             .post(

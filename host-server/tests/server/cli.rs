@@ -270,7 +270,7 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
     let url = format!("sqlite://{}/approvals.sqlite3", dir.path().display());
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let approval_id = first
-        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 5}))
         .await;
     first.state.close().await;
 
@@ -296,19 +296,19 @@ async fn approvals_survive_a_restart_and_resume_exactly_once() {
         rt.resume(
             &approval_id,
             &requester,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Correlation::default()
         ),
         rt.resume(
             &approval_id,
             &requester,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Correlation::default()
         ),
         rt.resume(
             &approval_id,
             &requester,
-            CallSurface::AiSdk,
+            CallSurface::Model,
             Correlation::default()
         )
     );
@@ -331,7 +331,7 @@ async fn a_kill_between_decide_and_run_leaves_the_approval_interrupted_not_stran
     // The approval is requested through a first server, which then stops cleanly.
     let first = start_with(builder().with_config(|c| c.database_url = url.clone())).await;
     let approval_id = first
-        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 5}))
         .await;
     first.state.close().await;
 

@@ -1,12 +1,12 @@
 //! Discovery per actor, surface and scope; concealment of unknown, unexposed and hidden ids.
 
-use host_server::runtime::CallSurface;
+use dpas_governance::CallSurface;
 use host_server::Correlation;
 use serde_json::json;
 
 use crate::common::{ada, carla, start};
 
-fn ids(list: &[host_server::runtime::CapabilityInfo]) -> Vec<&str> {
+fn ids(list: &[dpas_governance::CapabilityInfo]) -> Vec<&str> {
     list.iter().map(|c| c.id.as_str()).collect()
 }
 
@@ -19,7 +19,7 @@ async fn discovery_depends_on_actor_surface_and_scope() {
     let s = start().await;
     let rt = &s.state.runtime;
 
-    let controller_ai = rt.discover(&carla(), CallSurface::AiSdk, None);
+    let controller_ai = rt.discover(&carla(), CallSurface::Model, None);
     assert_eq!(
         ids(&controller_ai),
         [
@@ -51,16 +51,16 @@ async fn discovery_depends_on_actor_surface_and_scope() {
     // The pending screen's floor.
     let pending = tags(&["app", "invoices", "reporting", "collections"]);
     assert_eq!(
-        rt.discover(&carla(), CallSurface::AiSdk, Some(&pending))
+        rt.discover(&carla(), CallSurface::Model, Some(&pending))
             .len(),
         8
     );
     assert_eq!(
-        ids(&rt.discover(&ada(), CallSurface::AiSdk, Some(&pending))),
+        ids(&rt.discover(&ada(), CallSurface::Model, Some(&pending))),
         ["list-invoices", "receivables-summary", "collections-aging"]
     );
     assert_eq!(
-        ids(&rt.discover(&ada(), CallSurface::AiSdk, None)),
+        ids(&rt.discover(&ada(), CallSurface::Model, None)),
         [
             "list-invoices",
             "list-clients",
@@ -69,10 +69,10 @@ async fn discovery_depends_on_actor_surface_and_scope() {
         ]
     );
     assert!(rt
-        .discover(&carla(), CallSurface::AiSdk, Some(&tags(&["app"])))
+        .discover(&carla(), CallSurface::Model, Some(&tags(&["app"])))
         .is_empty());
     assert!(
-        rt.discover(&carla(), CallSurface::AiSdk, Some(&[]))
+        rt.discover(&carla(), CallSurface::Model, Some(&[]))
             .is_empty(),
         "an empty scope matches nothing"
     );
@@ -85,7 +85,7 @@ async fn discovery_depends_on_actor_surface_and_scope() {
     };
     assert!(chase(CallSurface::Direct));
     assert!(chase(CallSurface::Mcp));
-    assert!(!chase(CallSurface::AiSdk));
+    assert!(!chase(CallSurface::Model));
     assert!(!rt
         .discover(&ada(), CallSurface::Direct, None)
         .iter()
@@ -106,7 +106,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unknown = rt
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "no-such-capability",
             json!({}),
             Correlation::default(),
@@ -115,7 +115,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unexposed = rt
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "update-collection-status",
             json!({"invoiceId": 1}),
             Correlation::default(),
@@ -124,7 +124,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let hidden = rt
         .invoke(
             &ada(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "issue-invoice",
             json!({"id": 5}),
             Correlation::default(),
@@ -134,7 +134,7 @@ async fn unknown_unexposed_and_hidden_answer_the_same_not_found() {
     let unexposed_invalid = rt
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "update-collection-status",
             json!({"invoiceId": "x"}),
             Correlation::default(),
@@ -253,7 +253,7 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
         .runtime
         .invoke(
             &carla(),
-            CallSurface::AiSdk,
+            CallSurface::Model,
             "issue-invoice",
             json!({"id": -1}),
             Correlation::default(),
@@ -273,8 +273,8 @@ async fn input_is_validated_against_the_schema_with_issue_paths() {
 /// holding what a fresh discovery says, and audited on every use as a discovery is.
 #[actix_web::test]
 async fn chat_catalogs_are_shared_per_actor_and_scope_and_audited_on_every_use() {
+    use dpas_governance::Credential;
     use host_server::chat::compose::{DomainCatalogs, DomainHalf};
-    use host_server::runtime::Credential;
     use std::sync::Arc;
 
     let s = start().await;
@@ -286,13 +286,13 @@ async fn chat_catalogs_are_shared_per_actor_and_scope_and_audited_on_every_use()
     };
     let mut audit = rt.subscribe(None);
 
-    let first = catalogs.get(rt, &carla(), CallSurface::AiSdk, Some(&pending));
-    let again = catalogs.get(rt, &carla(), CallSurface::AiSdk, Some(&pending));
+    let first = catalogs.get(rt, &carla(), CallSurface::Model, Some(&pending));
+    let again = catalogs.get(rt, &carla(), CallSurface::Model, Some(&pending));
     assert!(
         Arc::ptr_eq(&first, &again),
         "the second step reuses the first's"
     );
-    let fresh = rt.discover(&carla(), CallSurface::AiSdk, Some(&pending));
+    let fresh = rt.discover(&carla(), CallSurface::Model, Some(&pending));
     assert_eq!(half_ids(&first), ids(&fresh));
     assert_eq!(first.infos.len(), first.tools.len());
     assert_eq!(first.discovered, fresh.len());
@@ -303,27 +303,27 @@ async fn chat_catalogs_are_shared_per_actor_and_scope_and_audited_on_every_use()
     );
 
     // Another actor, another scope, another role or credential: each its own entry.
-    let analyst = catalogs.get(rt, &ada(), CallSurface::AiSdk, Some(&pending));
+    let analyst = catalogs.get(rt, &ada(), CallSurface::Model, Some(&pending));
     assert_eq!(
         half_ids(&analyst),
         ["list-invoices", "receivables-summary", "collections-aging"]
     );
-    let unscoped = catalogs.get(rt, &carla(), CallSurface::AiSdk, None);
+    let unscoped = catalogs.get(rt, &carla(), CallSurface::Model, None);
     assert_eq!(unscoped.tools.len(), 9);
     let mut demoted = carla();
     demoted.role = ada().role;
-    let demoted_half = catalogs.get(rt, &demoted, CallSurface::AiSdk, Some(&pending));
+    let demoted_half = catalogs.get(rt, &demoted, CallSurface::Model, Some(&pending));
     assert_eq!(half_ids(&demoted_half), half_ids(&analyst));
     let mut token = carla();
     token.authorization = Some(Credential::new("Bearer a"));
-    let with_a = catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending));
+    let with_a = catalogs.get(rt, &token, CallSurface::Model, Some(&pending));
     assert!(!Arc::ptr_eq(&with_a, &first));
     assert!(Arc::ptr_eq(
         &with_a,
-        &catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending))
+        &catalogs.get(rt, &token, CallSurface::Model, Some(&pending))
     ));
     token.authorization = Some(Credential::new("Bearer b"));
-    let with_b = catalogs.get(rt, &token, CallSurface::AiSdk, Some(&pending));
+    let with_b = catalogs.get(rt, &token, CallSurface::Model, Some(&pending));
     assert!(!Arc::ptr_eq(&with_a, &with_b));
 
     let discovered = audit

@@ -237,7 +237,7 @@ async fn an_approval_binds_what_the_card_showed_and_refuses_when_it_changed() {
     let carla = s.sign_in("controller").await;
     let shown = invoice(&s, &carla, 5).await;
     let approval_id = s
-        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 5}))
         .await;
     let path = format!("/api/approvals/{approval_id}");
     let card = s.get(&path, Some(&carla)).await.body;
@@ -359,7 +359,7 @@ async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
         .is_object());
 
     let approval_id = s
-        .carla_awaits_approval(CallSurface::AiSdk, "delete-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::Model, "delete-invoice", json!({"id": 5}))
         .await;
     let reset = s.post("/api/demo/reset", Some(&carla), json!({})).await;
     assert_eq!(reset.status, 200);
@@ -380,7 +380,7 @@ async fn the_demo_reset_is_for_controllers_and_cancels_pending_approvals() {
 
 #[actix_web::test]
 async fn the_pending_list_takes_no_write_lock_and_expired_approvals_are_purged() {
-    use host_server::runtime::ManualClock;
+    use dpas_governance::ManualClock;
     use host_server::CallSurface;
     use std::sync::Arc;
     use std::time::Duration;
@@ -396,7 +396,7 @@ async fn the_pending_list_takes_no_write_lock_and_expired_approvals_are_purged()
     .await;
     let carla = s.sign_in("controller").await;
     let approval_id = s
-        .carla_awaits_approval(CallSurface::AiSdk, "issue-invoice", json!({"id": 5}))
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 5}))
         .await;
 
     // Another writer holds the database's write lock: the list must not queue behind it.

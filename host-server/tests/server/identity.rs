@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use dpas_governance::{policy_fn, CallSurface, Capability, Decision, PolicyPhase, SideEffect};
 use dpas_model::scripted::{Script, ScriptedProvider};
 use host_server::chat::{self, prompt, ChatConfig, ModelSet};
 use host_server::config::{AuthConfig, ClaimNames, JwtConfig, JwtKeys, ProxyConfig};
-use host_server::runtime::{policy_fn, CallSurface, Capability, Decision, PolicyPhase, SideEffect};
 use host_server::AppBuilder;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dpas_governance::threads::ThreadAppend;
+use dpas_governance::{Capability, Risk, SideEffect};
 use dpas_protocol::WireModelMessage;
-use host_server::runtime::{Capability, Risk, SideEffect};
 use host_server::session::REVOCATION_REFRESH;
-use host_server::threads::ThreadAppend;
 use host_server::CallSurface;
 use serde_json::{json, Value};
 
@@ -26,7 +26,7 @@ async fn replica(url: &str, runs: Arc<AtomicUsize>) -> TestServer {
                     .description("Counts its runs.")
                     .side_effect(SideEffect::Destructive)
                     .risk(Risk::High)
-                    .expose(&[CallSurface::Direct, CallSurface::AiSdk])
+                    .expose(&[CallSurface::Direct, CallSurface::Model])
                     .approval_required(true)
                     .handler(move |_ctx, _i: serde_json::Map<String, Value>| {
                         let runs = runs.clone();
@@ -94,7 +94,7 @@ async fn two_replicas_on_one_database_act_as_one_service() {
     // An approval requested through A, decided by many racing requests through both: it
     // executes exactly once and exactly one decision is told it ran.
     let approval = a
-        .carla_awaits_approval(CallSurface::AiSdk, "count-run", json!({}))
+        .carla_awaits_approval(CallSurface::Model, "count-run", json!({}))
         .await;
     let path = format!("/api/approvals/{approval}");
     let decisions = (0..12).map(|i| {

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use host_server::db::{self, Backend, Db};
-use host_server::demo::Ledger;
-use host_server::runtime::{
+use dpas_governance::{
     approval::input_hash, ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore,
-    CapabilityErrorCode, Risk, SideEffect, SqlApprovalStore,
+    CapabilityErrorCode, Risk, SideEffect,
 };
+use dpas_store::{self as db, Backend, Db, SqlApprovalStore};
+use host_server::demo::Ledger;
 use host_server::{Actor, CallSurface};
 use serde_json::json;
 use time::macros::date;
@@ -24,7 +24,7 @@ fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
     ApprovalRecord {
         id: id.to_owned(),
         capability_id: "issue-invoice".into(),
-        surface: CallSurface::AiSdk,
+        surface: CallSurface::Model,
         actor: carla(),
         input_hash: input_hash(&input),
         input,
@@ -68,8 +68,7 @@ async fn approvals_live_the_same_life_on_both_backends() {
             .await
             .expect("insert");
         let code = |r: Result<ApprovalRecord, _>| {
-            r.err()
-                .map(|e: host_server::runtime::CapabilityError| e.code)
+            r.err().map(|e: dpas_governance::CapabilityError| e.code)
         };
         let claimed = store
             .decide_and_consume("apr_a", decision(true, t0), "exe_1", t0)

@@ -1,8 +1,9 @@
 //! Threads belong to their owner: another user can neither read, append to nor delete them,
 //! and may use the same id for a thread of their own.
 
+use dpas_governance::threads::{ThreadAppend, ThreadCaps, ThreadError, ThreadStore};
 use dpas_protocol::{Usage, WireModelMessage};
-use host_server::threads::{SqlThreadStore, ThreadAppend, ThreadCaps, ThreadError, ThreadStore};
+use dpas_store::SqlThreadStore;
 use serde_json::{json, Value};
 
 use crate::common::{ada, carla, start};
@@ -178,7 +179,7 @@ async fn threads_are_scoped_to_their_owner() {
 async fn stores(caps: ThreadCaps) -> Vec<SqlThreadStore> {
     let mut out = Vec::new();
     for url in crate::pg::backends().await {
-        let db = host_server::db::connect(&url).await.expect("database");
+        let db = dpas_store::connect(&url).await.expect("database");
         out.push(SqlThreadStore::new(db, caps));
     }
     out

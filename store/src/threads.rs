@@ -1,142 +1,18 @@
-//! Conversation threads, each keyed by its owner and its id: a thread is only ever seen,
-//! appended to or deleted by its owner, and any user may use any conversation id without
-//! learning whether another user has one like it.
-//!
-//! A thread is rows (migration 0004): its messages are append-only, keyed by (owner,
-//! conversation, seq); the tool-call ids it holds are indexed; usage is summed in place.
-//! Appending a step therefore costs the same whatever the thread's length, and a thread is
-//! capped ([`ThreadCaps`]) instead of growing without bound.
+//! Threads in the database ([`SqlThreadStore`]): the SQL half of
+//! [`dpas_governance::threads`], whose module doc says what a thread is.
 
 use std::collections::HashMap;
 
-use crate::db::{get, Arg, Cells, Db};
-use dpas_protocol::limits::MAX_MESSAGES;
-use dpas_protocol::{ContentPart, MessageContent, Role, Usage, WireModelMessage};
+use dpas_governance::threads::{
+    title_of, ThreadAppend, ThreadCaps, ThreadError, ThreadMeta, ThreadStore, MAX_THREADS_PER_OWNER,
+};
+use dpas_protocol::{ContentPart, Role, Usage, WireModelMessage};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-/// Threads kept per owner; the least recently updated beyond this are removed.
-pub const MAX_THREADS_PER_OWNER: i64 = 50;
-const TITLE_MAX_CHARS: usize = 80;
-
-/// How large one stored thread may grow. A thread is posted back whole by the browser that
-/// continues it, so its limits are the request's: the protocol's message limit and the
-/// server's body limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadCaps {
-    pub messages: usize,
-    pub bytes: usize,
-}
-
-impl ThreadCaps {
-    /// [`MAX_MESSAGES`] messages and `body_limit` bytes of message JSON.
-    pub fn from_limits(body_limit: usize) -> Self {
-        Self {
-            messages: MAX_MESSAGES,
-            bytes: body_limit,
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ThreadError {
-    /// Appending would take the thread past its caps; nothing was written.
-    #[error("the thread is full ({} messages or {} bytes at most)", .0.messages, .0.bytes)]
-    Full(ThreadCaps),
-    #[error("thread storage: {0}")]
-    Storage(String),
-}
-
-impl From<sqlx::Error> for ThreadError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Storage(e.to_string())
-    }
-}
-
-/// Thread metadata (what lists and `GET /api/threads/:id` show).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadMeta {
-    pub id: String,
-    /// The owner's actor id.
-    pub resource_id: String,
-    pub title: String,
-    pub created_at: String,
-    pub updated_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-}
-
-/// What one step (or an approval receipt) adds to a thread.
-#[derive(Debug, Default, Clone)]
-pub struct ThreadAppend<'a> {
-    /// Tool messages posted with a step. Of these, only the results that answer a call the
-    /// thread holds unanswered are stored (the browser's results, L4), ahead of `messages`.
-    pub answers: Vec<&'a WireModelMessage>,
-    /// Messages appended as they are.
-    pub messages: Vec<&'a WireModelMessage>,
-    /// Added to the thread's usage (absent adds nothing).
-    pub usage: Option<Usage>,
-}
-
-/// Thread storage; every operation is scoped to `owner`.
-pub trait ThreadStore: Send + Sync {
-    /// The owner's threads, most recently updated first.
-    fn list<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, Result<Vec<ThreadMeta>, ThreadError>>;
-    /// `None` when the owner has no such thread.
-    fn get<'a>(
-        &'a self,
-        owner: &'a str,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ThreadMeta>, ThreadError>>;
-    /// The stored messages, in order; `None` when the owner has no such thread.
-    fn messages<'a>(
-        &'a self,
-        owner: &'a str,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Vec<WireModelMessage>>, ThreadError>>;
-    /// The stored messages as one JSON array, exactly as appended (never re-parsed).
-    fn messages_json<'a>(
-        &'a self,
-        owner: &'a str,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<String>, ThreadError>>;
-    /// Appends in one transaction, creating the thread if needed. A step with nothing to
-    /// store and no usage writes nothing.
-    fn append<'a>(
-        &'a self,
-        owner: &'a str,
-        id: &'a str,
-        append: ThreadAppend<'a>,
-    ) -> BoxFuture<'a, Result<(), ThreadError>>;
-    /// `true` when the owner's thread existed and is gone.
-    fn delete<'a>(
-        &'a self,
-        owner: &'a str,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<bool, ThreadError>>;
-}
-
-/// First line of the first user message, at most 80 characters; else `Untitled thread`.
-pub fn title_of<'a>(messages: impl IntoIterator<Item = &'a WireModelMessage>) -> String {
-    let text = messages
-        .into_iter()
-        .find(|m| m.role == Role::User)
-        .and_then(|m| match &m.content {
-            MessageContent::Text(s) => Some(s.as_str()),
-            MessageContent::Parts(parts) => parts.iter().find_map(|p| match p {
-                ContentPart::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            }),
-        });
-    let line = text.and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty()));
-    match line {
-        Some(l) => l.chars().take(TITLE_MAX_CHARS).collect(),
-        None => "Untitled thread".to_owned(),
-    }
-}
+use crate::{get, Arg, Cells, Db};
 
 /// A posted tool message cut to the parts worth storing.
 #[derive(Serialize)]
@@ -259,7 +135,7 @@ impl SqlThreadStore {
         id: &str,
         append: ThreadAppend<'_>,
     ) -> Result<(), ThreadError> {
-        let mut tx = self.db.transaction().await?;
+        let mut tx = self.db.transaction().await.map_err(storage)?;
 
         // Which posted results answer calls this thread holds unanswered (indexed, L4). The
         // rows stay locked, so a racing step answering the same call sees it answered.
@@ -284,7 +160,9 @@ impl SqlThreadStore {
             );
             let mut args = vec![Arg::from(owner), Arg::from(id)];
             args.extend(posted.iter().map(|c| Arg::from(*c)));
-            tx.fetch(&sql, &args, |r| get(r, "tool_call_id")).await?
+            tx.fetch(&sql, &args, |r| get(r, "tool_call_id"))
+                .await
+                .map_err(storage)?
         };
 
         let mut bodies: Vec<String> = Vec::new();
@@ -348,7 +226,8 @@ impl SqlThreadStore {
                     ))
                 },
             )
-            .await?;
+            .await
+            .map_err(storage)?;
         let (total, total_bytes) = head
             .first()
             .copied()
@@ -374,7 +253,7 @@ impl SqlThreadStore {
                     body.as_str().into(),
                 ]);
             }
-            tx.execute(&sql, &args).await?;
+            tx.execute(&sql, &args).await.map_err(storage)?;
         }
 
         let mut calls = call_ids(append.messages.iter().copied());
@@ -398,7 +277,7 @@ impl SqlThreadStore {
                     i64::from(*done).into(),
                 ]);
             }
-            tx.execute(&sql, &args).await?;
+            tx.execute(&sql, &args).await.map_err(storage)?;
         }
 
         // Only a thread that had no messages can be new: the others need no trim (one
@@ -408,17 +287,19 @@ impl SqlThreadStore {
                 TRIM_OWNER,
                 &[owner.into(), (MAX_THREADS_PER_OWNER - 1).into()],
             )
-            .await?;
+            .await
+            .map_err(storage)?;
         }
-        tx.commit().await?;
+        tx.commit().await.map_err(storage)?;
         Ok(())
     }
 
     async fn bodies(&self, owner: &str, id: &str) -> Result<Option<Vec<String>>, ThreadError> {
         let rows: Vec<Option<String>> = self
             .db
-            .session()
-            .await?
+            .conn()
+            .await
+            .map_err(storage)?
             .fetch(
                 "SELECT m.body FROM conversations AS c LEFT JOIN conversation_messages AS m \
                  ON m.owner = c.owner AND m.conversation = c.id \
@@ -426,7 +307,8 @@ impl SqlThreadStore {
                 &[owner.into(), id.into()],
                 |r| get(r, "body"),
             )
-            .await?;
+            .await
+            .map_err(storage)?;
         if rows.is_empty() {
             return Ok(None);
         }
@@ -440,8 +322,11 @@ impl ThreadStore for SqlThreadStore {
             let sql = format!(
                 "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 ORDER BY recency DESC"
             );
-            let mut session = self.db.session().await?;
-            Ok(session.fetch(&sql, &[owner.into()], meta_from).await?)
+            let mut conn = self.db.conn().await.map_err(storage)?;
+            Ok(conn
+                .fetch(&sql, &[owner.into()], meta_from)
+                .await
+                .map_err(storage)?)
         })
     }
 
@@ -453,10 +338,11 @@ impl ThreadStore for SqlThreadStore {
         Box::pin(async move {
             let sql =
                 format!("SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 AND id = $2");
-            let mut session = self.db.session().await?;
-            let rows = session
+            let mut conn = self.db.conn().await.map_err(storage)?;
+            let rows = conn
                 .fetch(&sql, &[owner.into(), id.into()], meta_from)
-                .await?;
+                .await
+                .map_err(storage)?;
             Ok(rows.into_iter().next())
         })
     }
@@ -516,13 +402,14 @@ impl ThreadStore for SqlThreadStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, ThreadError>> {
         Box::pin(async move {
-            let mut session = self.db.session().await?;
-            let done = session
+            let mut conn = self.db.conn().await.map_err(storage)?;
+            let done = conn
                 .execute(
                     "DELETE FROM conversations WHERE owner = $1 AND id = $2",
                     &[owner.into(), id.into()],
                 )
-                .await?;
+                .await
+                .map_err(storage)?;
             Ok(done > 0)
         })
     }
@@ -559,7 +446,7 @@ mod tests {
     /// Migration 0004 carries every thread of the old one-row-per-thread table over.
     #[tokio::test]
     async fn migration_moves_old_threads_to_rows() {
-        let db = crate::db::memory_without_migrations().await;
+        let db = crate::memory_without_migrations().await;
         sqlx::raw_sql(include_str!("../migrations/sqlite/0002_threads.sql"))
             .execute(&*db)
             .await

@@ -342,7 +342,7 @@ impl Runtime {
                     return emit.failed(STAGE_APPROVAL, e, 0);
                 }
                 emit.event("approval.requested", data);
-                crate::telemetry::approval("requested");
+                crate::metrics::approval("requested");
                 let message = format!("Awaiting approval: {}.", reasons.join("; "));
                 return Envelope::ApprovalRequired {
                     approval_id,

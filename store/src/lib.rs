@@ -7,19 +7,26 @@
 //! ([`Db::begin`]), how it locks the row it read ([`Db::for_update`]) and how it serialises
 //! with other writers of the same thing ([`Db::lock`]).
 //!
-//! The statements a chat step runs go through a [`Session`] ([`Db::session`],
+//! The statements a chat step runs go through a [`Conn`] ([`Db::conn`],
 //! [`Db::transaction`]): on SQLite that is a direct connection that runs them inline, on
-//! PostgreSQL a connection of the pool (see `db/session.rs` for why). Both see one database:
+//! PostgreSQL a connection of the pool (see `conn.rs` for why). Both see one database:
 //! a file by its path; an in-memory database (`sqlite::memory:`) is opened as a named
 //! database of SQLite's `memdb` VFS, which every connection of the process that names it
 //! shares, with SQLite's ordinary locking between them (and no write-ahead log: `memdb` keeps
 //! its rollback journal in memory). Routing every SQLite statement through the direct
 //! connection instead would have rewritten every store for a few rare statements.
 
-mod session;
+pub mod approvals;
+pub mod audit_log;
+mod conn;
+pub mod revocations;
+pub mod threads;
 
-use session::Direct;
-pub use session::{get, Arg, Cell, Cells, Session};
+pub use approvals::SqlApprovalStore;
+pub use audit_log::{AuditLog, AuditRetention, DEFAULT_MEMORY_AUDIT_ROWS};
+use conn::Direct;
+pub use conn::{get, parse_date, undecodable, Arg, Cell, Cells, Conn};
+pub use threads::SqlThreadStore;
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -204,29 +211,28 @@ impl Db {
     }
 
     /// One connection for a run of statements outside a transaction (on SQLite the direct
-    /// connection, held until the session is dropped: keep it for a step's statements, not
+    /// connection, held until it is dropped: keep it for a step's statements, not
     /// across waits for anything else).
-    pub async fn session(&self) -> Result<Session, sqlx::Error> {
+    pub async fn conn(&self) -> Result<Conn, sqlx::Error> {
         match &self.direct {
-            Some(direct) => Session::direct(direct, false).await,
-            None => Ok(Session::pool(self.pool.acquire().await?)),
+            Some(direct) => Conn::direct(direct, false).await,
+            None => Ok(Conn::pool(self.pool.acquire().await?)),
         }
     }
 
-    /// [`Db::begin`] as a [`Session`]: a read-then-write transaction, committed by
-    /// [`Session::commit`] and rolled back when dropped before.
-    pub async fn transaction(&self) -> Result<Session, sqlx::Error> {
+    /// [`Db::begin`] as a [`Conn`]: a read-then-write transaction, committed by
+    /// [`Conn::commit`] and rolled back when dropped before.
+    pub async fn transaction(&self) -> Result<Conn, sqlx::Error> {
         match &self.direct {
-            Some(direct) => Session::direct(direct, true).await,
-            None => Ok(Session::tx(self.begin().await?)),
+            Some(direct) => Conn::direct(direct, true).await,
+            None => Ok(Conn::tx(self.begin().await?)),
         }
     }
 
     /// [`Db::lock`] inside a [`Db::transaction`].
-    pub async fn lock_in(&self, session: &mut Session, key: LockKey) -> Result<(), sqlx::Error> {
+    pub async fn lock_in(&self, conn: &mut Conn, key: LockKey) -> Result<(), sqlx::Error> {
         if self.backend == Backend::Postgres {
-            session
-                .execute("SELECT pg_advisory_xact_lock($1)", &[Arg::from(key as i64)])
+            conn.execute("SELECT pg_advisory_xact_lock($1)", &[Arg::from(key as i64)])
                 .await?;
         }
         Ok(())
@@ -482,10 +488,10 @@ mod tests {
 mod direct_tests {
     use super::*;
 
-    async fn count(db: &Db, via_session: bool) -> i64 {
+    async fn count(db: &Db, via_conn: bool) -> i64 {
         let sql = "SELECT COUNT(*) AS n FROM ledger_meta";
-        if via_session {
-            let mut s = db.session().await.unwrap();
+        if via_conn {
+            let mut s = db.conn().await.unwrap();
             s.fetch(sql, &[], |r| get(r, "n")).await.unwrap()[0]
         } else {
             sqlx::query_scalar(sql).fetch_one(&**db).await.unwrap()
@@ -516,12 +522,12 @@ mod direct_tests {
         let db = connect("sqlite::memory:").await.unwrap();
         both_see_one_database(&db).await;
         // The direct connection keeps a small page cache over the in-memory pages.
-        let mut s = db.session().await.unwrap();
+        let mut s = db.conn().await.unwrap();
         let kib: Vec<i64> = s
             .fetch("PRAGMA cache_size", &[], |r| get(r, "cache_size"))
             .await
             .unwrap();
-        assert_eq!(kib, [-i64::from(session::MEMORY_CACHE_KIB)]);
+        assert_eq!(kib, [-i64::from(conn::MEMORY_CACHE_KIB)]);
         drop(s);
         // Another in-memory database is another database.
         let other = connect("sqlite::memory:").await.unwrap();
@@ -541,7 +547,7 @@ mod direct_tests {
             .unwrap();
         assert_eq!(mode, "wal");
         // Foreign keys are on for the direct connection as for the pool's.
-        let mut s = db.session().await.unwrap();
+        let mut s = db.conn().await.unwrap();
         let on: Vec<i64> = s
             .fetch("PRAGMA foreign_keys", &[], |r| get(r, "foreign_keys"))
             .await
@@ -585,7 +591,7 @@ mod direct_tests {
         let direct = tokio::spawn({
             let db = db.clone();
             async move {
-                let mut s = db.session().await?;
+                let mut s = db.conn().await?;
                 s.execute(
                     "INSERT INTO ledger_meta (key, value) VALUES ('direct', 2)",
                     &[],
@@ -605,7 +611,7 @@ mod direct_tests {
     #[tokio::test]
     async fn placeholders_bind_by_number_not_by_position() {
         let db = connect("sqlite::memory:").await.unwrap();
-        let mut s = db.session().await.unwrap();
+        let mut s = db.conn().await.unwrap();
         let row: Vec<(String, i64, Option<String>)> = s
             .fetch(
                 "SELECT $3 AS a, $1 AS b, $2 AS c, $1 + 1 AS d",
@@ -631,7 +637,7 @@ mod direct_tests {
     #[tokio::test]
     async fn direct_errors_are_database_errors_with_their_kind() {
         let db = connect("sqlite::memory:").await.unwrap();
-        let mut s = db.session().await.unwrap();
+        let mut s = db.conn().await.unwrap();
         let insert = "INSERT INTO ledger_meta (key, value) VALUES ($1, $2)";
         s.execute(insert, &["k".into(), 1.into()]).await.unwrap();
         let e = s

@@ -14,7 +14,11 @@ wire_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
     pub enum CallSurface {
-        AiSdk = "aiSdk",
+        /// A model's tool call, through any door (`/agent/chat`, `/agent/ai-sdk`,
+        /// `/agent/ag-ui`). Its wire name `aiSdk` is the contract's (audit entries, approval
+        /// records, capability `expose` lists).
+        #[serde(rename = "aiSdk")]
+        Model = "aiSdk",
         Mcp = "mcp",
         Direct = "direct",
         Workflow = "workflow",
@@ -22,14 +26,10 @@ wire_enum! {
     }
 }
 
-/// The old name of [`CallSurface`].
-#[deprecated(note = "renamed CallSurface (the browser's `Surface` is its registry)")]
-pub type Surface = CallSurface;
-
 impl CallSurface {
     /// Surfaces on which a model, not a person, chooses the call.
     pub const fn is_model(self) -> bool {
-        matches!(self, Self::AiSdk | Self::Mcp)
+        matches!(self, Self::Model | Self::Mcp)
     }
 }
 

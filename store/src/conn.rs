@@ -1,4 +1,4 @@
-//! One connection held for a run of statements ([`Db::session`], [`Db::transaction`]), the
+//! One connection held for a run of statements ([`Db::conn`], [`Db::transaction`]), the
 //! same code on both backends: SQLite's direct connection, or a connection (or transaction)
 //! of the sqlx pool on PostgreSQL.
 //!
@@ -20,6 +20,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
+use time::macros::format_description;
+use time::Date;
 
 use rusqlite::{Connection, OpenFlags};
 use sqlx::any::AnyRow;
@@ -181,6 +183,38 @@ impl Cell for Option<i64> {
     }
 }
 
+/// A column that is not one of the values its Rust type allows.
+pub fn undecodable(column: &str, text: &str, what: &str) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: column.to_owned(),
+        source: format!("{text:?} is not {what}").into(),
+    }
+}
+
+/// A calendar date written `YYYY-MM-DD` (how date columns are stored).
+pub fn parse_date(s: &str) -> Option<Date> {
+    Date::parse(s, format_description!("[year]-[month]-[day]")).ok()
+}
+
+/// A date column's text as a date.
+fn column_date(column: &str, text: &str) -> Result<Date, sqlx::Error> {
+    parse_date(text).ok_or_else(|| undecodable(column, text, "a YYYY-MM-DD date"))
+}
+
+impl Cell for Date {
+    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
+        column_date(column, &get::<String>(row, column)?)
+    }
+}
+
+impl Cell for Option<Date> {
+    fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
+        row.text(column)?
+            .map(|text| column_date(column, &text))
+            .transpose()
+    }
+}
+
 impl Cell for String {
     fn read(row: &dyn Cells, column: &str) -> Result<Self, sqlx::Error> {
         not_null(column, row.text(column)?)
@@ -198,19 +232,19 @@ pub fn get<T: Cell>(row: &dyn Cells, column: &str) -> Result<T, sqlx::Error> {
     T::read(row, column)
 }
 
-/// One connection for a run of statements; see [`Db::session`](super::Db::session) and
-/// [`Db::transaction`](super::Db::transaction). Dropped without [`Session::commit`], a
+/// One connection for a run of statements; see [`Db::conn`](super::Db::conn) and
+/// [`Db::transaction`](super::Db::transaction). Dropped without [`Conn::commit`], a
 /// transaction is rolled back.
-pub struct Session {
+pub struct Conn {
     inner: Inner,
 }
 
-impl std::fmt::Debug for Session {
+impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.inner {
-            Inner::Direct(_) => "Session::Direct",
-            Inner::Pool(_) => "Session::Pool",
-            Inner::Tx(_) => "Session::Tx",
+            Inner::Direct(_) => "Conn::Direct",
+            Inner::Pool(_) => "Conn::Pool",
+            Inner::Tx(_) => "Conn::Tx",
         })
     }
 }
@@ -224,9 +258,9 @@ enum Inner {
     Tx(Transaction<'static, Any>),
 }
 
-/// The direct connection while a session holds it. A transaction still open when it is
+/// The direct connection while a [`Conn`] holds it. A transaction still open when it is
 /// released (an error, or a task dropped mid-way) is rolled back then, before the next
-/// session can take the connection.
+/// [`Conn`] can take the connection.
 struct Locked(OwnedMutexGuard<Connection>);
 
 impl Drop for Locked {
@@ -239,7 +273,7 @@ impl Drop for Locked {
     }
 }
 
-impl Session {
+impl Conn {
     pub(super) async fn direct(direct: &Direct, begin: bool) -> Result<Self, sqlx::Error> {
         let mut conn = Locked(direct.lock().await);
         if begin {
@@ -295,7 +329,7 @@ impl Session {
         rows.iter().map(|r| read(r)).collect()
     }
 
-    /// Commits the transaction this session began (nothing outside one).
+    /// Commits the transaction this connection began (nothing outside one).
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self.inner {
             Inner::Direct(mut conn) => {

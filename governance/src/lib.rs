@@ -2,6 +2,23 @@
 //! exposure, validation, actor check, policies, approval gate, bounded execution and audit.
 //! Governed failures never panic or throw; they come back as envelopes.
 //!
+//! # API
+//! - [`Runtime`] (built by [`RuntimeBuilder`]): discovery, `invoke_envelope`, approvals
+//!   (decide, resume, recover, purge) and the [`Registry`] of [`Capability`]s.
+//! - Policies ([`Policy`], [`policy_fn`]) and the call's identity ([`Actor`], [`CallSurface`],
+//!   [`Correlation`]); what a call answers ([`Envelope`], [`CapabilityError`]).
+//! - The store traits the server's SQL stores implement: [`ApprovalStore`] (with
+//!   [`MemoryApprovalStore`] and, under feature `testing`, `approval::conformance`) and
+//!   [`threads::ThreadStore`].
+//! - [`AuditHub`]: every governed call's audit entry, to subscribers and the table writer.
+//! - [`receipt`]: the message an approved or interrupted run leaves in its conversation.
+//!
+//! # Invariants
+//! - No HTTP and no SQL: this crate depends on neither actix-web, sqlx nor reqwest
+//!   (`scripts/test.sh` checks the dependency tree). Stores are traits here.
+//! - A governed failure is an [`Envelope::Error`], never a panic: a handler that panics or
+//!   runs past its timeout is an `INTERNAL_ERROR`/`TIMEOUT` envelope.
+//!
 //! Here: the builder and the [`Runtime`] it builds. The pipeline itself is `pipeline.rs`
 //! (discovery and `invoke_envelope`, through the execution) and `decision.rs` (deciding,
 //! running and resuming approvals); `envelope.rs` is what a call answers, `clock.rs` the time
@@ -13,9 +30,12 @@ mod clock;
 mod decision;
 mod envelope;
 pub mod error;
+pub mod metrics;
 mod pipeline;
 pub mod policy;
+pub mod receipt;
 pub mod registry;
+pub mod threads;
 pub mod types;
 pub(crate) mod vocab;
 
@@ -27,7 +47,6 @@ use time::OffsetDateTime;
 
 pub use approval::{
     ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, MemoryApprovalStore,
-    SqlApprovalStore,
 };
 pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -38,8 +57,6 @@ pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,
 };
 /// The old name of [`CallSurface`].
-#[allow(deprecated)]
-pub use types::Surface;
 pub use types::{Actor, ActorKind, CallSurface, Correlation, Credential, Risk, SideEffect};
 
 /// Default lifetime of a pending approval.

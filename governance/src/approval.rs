@@ -12,10 +12,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use super::error::{CapabilityError, CapabilityErrorCode};
-use super::types::{Actor, CallSurface, Risk, SideEffect};
-use super::vocab::wire_enum;
-use crate::db::Db;
+use crate::error::{CapabilityError, CapabilityErrorCode};
+use crate::types::{Actor, CallSurface, Risk, SideEffect};
+use crate::vocab::wire_enum;
 
 wire_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,7 +161,8 @@ fn legacy_canonical_json(value: &Value) -> String {
     out
 }
 
-type StoreFuture<'a, T> = BoxFuture<'a, Result<T, CapabilityError>>;
+/// What an [`ApprovalStore`] method returns.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, CapabilityError>>;
 
 /// Where approval records live. Implementations must make `decide` and `consume` atomic
 /// check-and-sets; storage failures surface as `INTERNAL_ERROR`.
@@ -232,7 +232,7 @@ pub trait ApprovalStore: Send + Sync {
     fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64>;
 }
 
-fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
+pub fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
     if record.status == ApprovalStatus::Pending && now >= record.expires_at {
         record.status = ApprovalStatus::Expired;
     }
@@ -240,7 +240,7 @@ fn expire_if_due(record: &mut ApprovalRecord, now: OffsetDateTime) {
 
 /// The error for a record in `status` that cannot do what was asked: the code says what
 /// happened to it.
-pub(crate) fn status_error(status: ApprovalStatus) -> CapabilityError {
+pub fn status_error(status: ApprovalStatus) -> CapabilityError {
     CapabilityError::of(match status {
         ApprovalStatus::Pending => CapabilityErrorCode::ApprovalPending,
         ApprovalStatus::Rejected => CapabilityErrorCode::ApprovalRejected,
@@ -255,7 +255,7 @@ pub(crate) fn status_error(status: ApprovalStatus) -> CapabilityError {
 }
 
 /// Applies a decision to a record in memory; the rules every store shares.
-fn apply_decision(
+pub fn apply_decision(
     record: &mut ApprovalRecord,
     decision: ApprovalDecision,
     now: OffsetDateTime,
@@ -281,7 +281,7 @@ fn apply_decision(
 }
 
 /// Marks a record consumed in memory; the rules every store shares.
-fn apply_consume(
+pub fn apply_consume(
     record: &mut ApprovalRecord,
     execution_id: &str,
     now: OffsetDateTime,
@@ -300,7 +300,7 @@ fn apply_consume(
 }
 
 /// Decides and, when approved, consumes; the rules every store shares.
-fn apply_decide_consume(
+pub fn apply_decide_consume(
     record: &mut ApprovalRecord,
     decision: ApprovalDecision,
     execution_id: &str,
@@ -314,7 +314,7 @@ fn apply_decide_consume(
     Ok(())
 }
 
-fn apply_transition(
+pub fn apply_transition(
     record: &mut ApprovalRecord,
     from: &[ApprovalStatus],
     to: ApprovalStatus,
@@ -328,13 +328,13 @@ fn apply_transition(
     Ok(())
 }
 
-fn is_pending_of(record: &ApprovalRecord, actor_id: &str, now: OffsetDateTime) -> bool {
+pub fn is_pending_of(record: &ApprovalRecord, actor_id: &str, now: OffsetDateTime) -> bool {
     record.actor.id == actor_id
         && record.status == ApprovalStatus::Pending
         && now < record.expires_at
 }
 
-fn oldest_first(records: &mut [ApprovalRecord]) {
+pub fn oldest_first(records: &mut [ApprovalRecord]) {
     records.sort_by(|a, b| {
         a.requested_at
             .cmp(&b.requested_at)
@@ -342,7 +342,7 @@ fn oldest_first(records: &mut [ApprovalRecord]) {
     });
 }
 
-fn not_found() -> CapabilityError {
+pub fn not_found() -> CapabilityError {
     CapabilityError::of(CapabilityErrorCode::ApprovalNotFound)
 }
 
@@ -502,264 +502,20 @@ impl ApprovalStore for MemoryApprovalStore {
     }
 }
 
-/// Approval records in the database (table `approvals`), so pending approvals survive a
-/// restart and every replica sees the same ones. Each change is a read-modify-write of one
-/// row inside a transaction that holds the row's lock (SQLite: the write lock; PostgreSQL:
-/// `SELECT … FOR UPDATE`), so racing decisions from any number of replicas apply one by one
-/// and exactly one claims a run.
-#[derive(Debug, Clone)]
-pub struct SqlApprovalStore {
-    db: Db,
-}
-
-fn storage(e: impl std::fmt::Display) -> CapabilityError {
-    tracing::error!(error = %e, "approval storage failed");
-    CapabilityError::of(CapabilityErrorCode::InternalError)
-}
-
-impl SqlApprovalStore {
-    /// Expects the `approvals` table of the crate's migrations.
-    pub fn new(db: Db) -> Self {
-        Self { db }
-    }
-
-    async fn write(
-        conn: &mut sqlx::AnyConnection,
-        record: &ApprovalRecord,
-    ) -> Result<(), CapabilityError> {
-        let text = serde_json::to_string(record).map_err(storage)?;
-        sqlx::query(
-            "INSERT INTO approvals (id, actor_id, requested_at, record, status, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (id) DO UPDATE SET record = excluded.record, status = excluded.status",
-        )
-        .bind(&record.id)
-        .bind(&record.actor.id)
-        .bind(i64::try_from(record.requested_at.unix_timestamp_nanos()).unwrap_or(i64::MAX))
-        .bind(text)
-        .bind(record.status.as_str())
-        .bind(record.expires_at.unix_timestamp())
-        .execute(&mut *conn)
-        .await
-        .map_err(storage)?;
-        Ok(())
-    }
-
-    fn parse_rows(rows: Vec<sqlx::any::AnyRow>) -> Result<Vec<ApprovalRecord>, CapabilityError> {
-        use sqlx::Row;
-        rows.into_iter()
-            .map(|r| {
-                let text: String = r.try_get("record").map_err(storage)?;
-                serde_json::from_str(&text).map_err(storage)
-            })
-            .collect()
-    }
-
-    /// Reads (locking the row), changes and writes one record in one transaction: the
-    /// check-and-set.
-    async fn update(
-        &self,
-        id: &str,
-        f: impl FnOnce(&mut ApprovalRecord) -> Result<(), CapabilityError>,
-    ) -> Result<ApprovalRecord, CapabilityError> {
-        let mut tx = self.db.begin().await.map_err(storage)?;
-        let rows = sqlx::query(&format!(
-            "SELECT record FROM approvals WHERE id = $1{}",
-            self.db.for_update()
-        ))
-        .bind(id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(storage)?;
-        let mut record = Self::parse_rows(rows)?.pop().ok_or_else(not_found)?;
-        let before = record.clone();
-        let outcome = f(&mut record);
-        // A lazily expired record is written back even when the change itself was refused.
-        if record != before {
-            Self::write(&mut tx, &record).await?;
-        }
-        tx.commit().await.map_err(storage)?;
-        outcome.map(|()| record)
-    }
-}
-
-impl ApprovalStore for SqlApprovalStore {
-    fn insert(&self, record: ApprovalRecord) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            let mut conn = self.db.acquire().await.map_err(storage)?;
-            Self::write(&mut conn, &record).await
-        })
-    }
-
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, Option<ApprovalRecord>> {
-        Box::pin(async move {
-            match self
-                .update(id, |r| {
-                    expire_if_due(r, now);
-                    Ok(())
-                })
-                .await
-            {
-                Ok(r) => Ok(Some(r)),
-                Err(e) if e.code == CapabilityErrorCode::ApprovalNotFound => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-    }
-
-    fn list<'a>(
-        &'a self,
-        actor_id: &'a str,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
-        Box::pin(async move {
-            use sqlx::Row;
-            let rows = sqlx::query(
-                "SELECT id FROM approvals WHERE actor_id = $1 ORDER BY requested_at, id",
-            )
-            .bind(actor_id)
-            .fetch_all(&*self.db)
-            .await
-            .map_err(storage)?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
-                let id: String = row.try_get("id").map_err(storage)?;
-                if let Some(r) = self.get(&id, now).await? {
-                    out.push(r);
-                }
-            }
-            Ok(out)
-        })
-    }
-
-    fn decide<'a>(
-        &'a self,
-        id: &'a str,
-        decision: ApprovalDecision,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, ApprovalRecord> {
-        Box::pin(self.update(id, move |r| apply_decision(r, decision, now)))
-    }
-
-    fn consume<'a>(
-        &'a self,
-        id: &'a str,
-        execution_id: &'a str,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, ApprovalRecord> {
-        Box::pin(self.update(id, move |r| apply_consume(r, execution_id, now)))
-    }
-
-    fn decide_and_consume<'a>(
-        &'a self,
-        id: &'a str,
-        decision: ApprovalDecision,
-        execution_id: &'a str,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, ApprovalRecord> {
-        Box::pin(self.update(id, move |r| {
-            apply_decide_consume(r, decision, execution_id, now)
-        }))
-    }
-
-    fn transition<'a>(
-        &'a self,
-        id: &'a str,
-        from: &'a [ApprovalStatus],
-        to: ApprovalStatus,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, ApprovalRecord> {
-        Box::pin(self.update(id, move |r| apply_transition(r, from, to, now)))
-    }
-
-    fn finish<'a>(&'a self, id: &'a str, outcome: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.update(id, |r| {
-                r.outcome = Some(outcome.to_owned());
-                Ok(())
-            })
-            .await
-            .map(drop)
-        })
-    }
-
-    fn with_status<'a>(
-        &'a self,
-        statuses: &'a [ApprovalStatus],
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
-        Box::pin(async move {
-            let mut out = Vec::new();
-            for status in statuses {
-                let rows = sqlx::query("SELECT record FROM approvals WHERE status = $1")
-                    .bind(status.as_str())
-                    .fetch_all(&*self.db)
-                    .await
-                    .map_err(storage)?;
-                for mut record in Self::parse_rows(rows)? {
-                    expire_if_due(&mut record, now);
-                    if statuses.contains(&record.status) {
-                        out.push(record);
-                    }
-                }
-            }
-            oldest_first(&mut out);
-            Ok(out)
-        })
-    }
-
-    fn pending_of<'a>(
-        &'a self,
-        actor_id: &'a str,
-        now: OffsetDateTime,
-    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
-        Box::pin(async move {
-            // A plain indexed read: no transaction, no lazy-expiry write-back, and only
-            // pending records are touched however many decided ones are stored.
-            let rows = sqlx::query(
-                "SELECT record FROM approvals WHERE actor_id = $1 AND status = 'pending'
-                 AND expires_at > $2 ORDER BY requested_at, id",
-            )
-            .bind(actor_id)
-            .bind(now.unix_timestamp())
-            .fetch_all(&*self.db)
-            .await
-            .map_err(storage)?;
-            let records = Self::parse_rows(rows)?;
-            Ok(records
-                .into_iter()
-                .filter(|r| is_pending_of(r, actor_id, now))
-                .collect())
-        })
-    }
-
-    fn purge(&self, cutoff: OffsetDateTime) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
-            let done = sqlx::query("DELETE FROM approvals WHERE expires_at < $1")
-                .bind(cutoff.unix_timestamp())
-                .execute(&*self.db)
-                .await
-                .map_err(storage)?;
-            Ok(done.rows_affected())
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
+/// The behaviour every [`ApprovalStore`] must share, for a store's own tests (feature
+/// `testing`): `life_cycle(&store)` runs one record's whole life and panics where the store
+/// differs from [`MemoryApprovalStore`].
+#[cfg(any(test, feature = "testing"))]
+pub mod conformance {
     use super::*;
     use serde_json::json;
 
-    fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
+    pub fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
         let input = json!({"id": 5});
         ApprovalRecord {
             id: id.to_owned(),
             capability_id: "issue-invoice".into(),
-            surface: CallSurface::AiSdk,
+            surface: CallSurface::Model,
             actor: Actor::user("carla@example.com", "Carla Controller", "controller"),
             input_hash: input_hash(&input),
             input,
@@ -780,7 +536,7 @@ mod tests {
     }
 
     /// The life cycle every store must implement identically.
-    async fn life_cycle(store: &dyn ApprovalStore) {
+    pub async fn life_cycle(store: &dyn ApprovalStore) {
         let t0 = OffsetDateTime::from_unix_timestamp(1_800_000_000).expect("time");
         let carla = Actor::user("carla@example.com", "Carla Controller", "controller");
         let decision = |approved| ApprovalDecision {
@@ -851,16 +607,16 @@ mod tests {
             .is_empty());
         assert_eq!(store.get("apr_x", later).await.expect("get"), None);
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn memory_store_life_cycle() {
-        life_cycle(&MemoryApprovalStore::default()).await;
-    }
-
-    #[tokio::test]
-    async fn sqlite_store_life_cycle() {
-        let db = crate::db::connect("sqlite::memory:").await.expect("db");
-        life_cycle(&SqlApprovalStore::new(db)).await;
+        conformance::life_cycle(&MemoryApprovalStore::default()).await;
     }
 
     /// Inputs as the server produces them (strings in any script, integers, booleans, nulls,

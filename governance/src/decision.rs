@@ -78,7 +78,7 @@ impl Runtime {
             data: Some(json!({"approvalId": record.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, if approved { "approval.approved" } else { "approval.rejected" })
         });
-        crate::telemetry::approval(if approved { "approved" } else { "rejected" });
+        crate::metrics::approval(if approved { "approved" } else { "rejected" });
         Ok(record)
     }
 
@@ -330,7 +330,7 @@ impl Runtime {
             data: Some(json!({"approvalId": consumed.id, "approver": {"id": approver.id, "kind": approver.kind}})),
             ..AuditDraft::new(AuditSource::Runtime, "approval.approved")
         });
-        crate::telemetry::approval("approved");
+        crate::metrics::approval("approved");
         fault_point("after-decide").await;
         let mut run = consumed.clone();
         run.actor = with_present_credential(run.actor, approver);

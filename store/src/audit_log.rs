@@ -18,9 +18,35 @@ use serde_json::Value;
 use sqlx::Row;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::AuditRetention;
-use crate::db::{Arg, Backend, Db, LockKey};
-use crate::runtime::{AuditEntry, AuditHub};
+use dpas_governance::{AuditEntry, AuditHub};
+
+use crate::{Arg, Backend, Db, LockKey};
+
+/// Default audit rows kept by an in-memory database (`sqlite::memory:`): the table lives in
+/// the process, so it is bounded there; a file or PostgreSQL keeps every entry by default.
+pub const DEFAULT_MEMORY_AUDIT_ROWS: std::num::NonZeroU64 =
+    std::num::NonZeroU64::new(10_000).unwrap();
+
+/// How many entries the audit table keeps (`--audit-retention`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditRetention {
+    /// Every entry, for good.
+    All,
+    /// The newest this many entries; older ones are deleted by the audit writer, a batch at
+    /// a time (`audit_log`).
+    Rows(std::num::NonZeroU64),
+}
+
+impl AuditRetention {
+    /// The default for a database URL: [`DEFAULT_MEMORY_AUDIT_ROWS`] in memory, else all.
+    pub fn default_for(database_url: &str) -> Self {
+        if crate::is_memory(database_url) {
+            Self::Rows(DEFAULT_MEMORY_AUDIT_ROWS)
+        } else {
+            Self::All
+        }
+    }
+}
 
 /// Entries written per transaction at most.
 const BATCH: usize = 256;
@@ -194,19 +220,18 @@ async fn write_batch(
     // One statement is its own transaction, and SQLite has one writer at a time anyway: on
     // SQLite the batch is one statement on the direct connection (and the prune a second:
     // neither needs the other to be atomic).
-    let mut session = match db.backend() {
-        Backend::Sqlite => db.session().await?,
+    let mut conn = match db.backend() {
+        Backend::Sqlite => db.conn().await?,
         Backend::Postgres => {
             let mut tx = db.transaction().await?;
             db.lock_in(&mut tx, LockKey::Audit).await?;
             tx
         }
     };
-    session.execute(&sql, &args).await?;
+    conn.execute(&sql, &args).await?;
     if let Some(keep) = prune {
-        session
-            .execute(PRUNE, &[keep.into(), PRUNE_MAX.into()])
+        conn.execute(PRUNE, &[keep.into(), PRUNE_MAX.into()])
             .await?;
     }
-    session.commit().await
+    conn.commit().await
 }
