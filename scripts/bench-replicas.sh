@@ -28,7 +28,7 @@ done
 
 if [ -z "${BENCH_BIN:-}" ]; then
   echo "building host-server (--profile server)…" >&2
-  cargo build -q --profile server -p host-server
+  cargo build -q --profile server -p host-server-cli
 fi
 
 work=$(mktemp -d)

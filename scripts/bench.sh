@@ -48,7 +48,7 @@ if ! command -v wrk >/dev/null; then
 fi
 
 echo "building host-server (--profile server)…" >&2
-cargo build -q --profile server -p host-server
+cargo build -q --profile server -p host-server-cli
 if [ "$with_peer" = 1 ] && [ ! -d bench/peers/node/node_modules ]; then
   (cd bench/peers/node && npm ci --no-audit --no-fund >&2)
 fi

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --profile server -p host-server --bin host-server
+cargo build --profile server -p host-server-cli
 args=(--demo)
 if [ -x scripts/build-www.sh ] || [ -f scripts/build-www.sh ]; then
   bash scripts/build-www.sh

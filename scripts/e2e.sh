@@ -10,7 +10,7 @@ say() { printf '\033[1m[e2e]\033[0m %s\n' "$*"; }
 
 if [ "${SKIP_BUILD:-}" != "1" ]; then
   say "building host-server"
-  cargo build -p host-server --bin host-server
+  cargo build -p host-server-cli
   bash scripts/build-www.sh
 fi
 for need in target/debug/host-server www/dist/index.html /usr/bin/chromium; do

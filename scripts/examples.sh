@@ -23,8 +23,8 @@ install_host "$app"
 say "$app on todo-server: scripted turns in headless Chromium"
 (cd "$app" && TODO_SERVER_BIN="$PWD/../../target/debug/todo-server" npm run --silent test:browser)
 
-say "examples/todo-backend: cargo build -p host-server, npm ci, its doors, then react-todo's build on it in headless Chromium"
-cargo build -p host-server
+say "examples/todo-backend: cargo build -p host-server-cli, npm ci, its doors, then react-todo's build on it in headless Chromium"
+cargo build -p host-server-cli
 backend=examples/todo-backend
 (cd "$backend" && npm ci --no-audit --no-fund)
 (cd "$backend" && HOST_SERVER_BIN="$PWD/../../target/debug/host-server" npm test --silent)

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${SKIP_BUILD:-}" != "1" ]; then
-  cargo build -p host-server --bin host-server
+  cargo build -p host-server-cli
 fi
 if [ ! -d tests/interop/node_modules ]; then
   (cd tests/interop && npm ci --no-audit --no-fund)

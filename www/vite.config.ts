@@ -13,7 +13,7 @@ export default defineConfig({
     fs: {
       allow: [
         searchForWorkspaceRoot(process.cwd()),
-        fileURLToPath(new URL("../host-server/src/demo/routes.json", import.meta.url)),
+        fileURLToPath(new URL("../demo/src/routes.json", import.meta.url)),
       ],
     },
     proxy: {

@@ -1,14 +1,16 @@
-//! Application state and its builder: database, runtime (with the demo domain and any
-//! capabilities the embedder registers), threads and session keys.
+//! Application state and its builder: database, runtime (with the capabilities the
+//! embedder registers and a capabilities file's), threads and session keys.
 
 use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
 
 use crate::appfiles::{ActorSigner, CapabilityFile, HttpExecutor};
 use crate::auth::{Auth, JwtSetupError};
 use crate::config::{ServerConfig, SessionSecret};
-use crate::demo::{self, Ledger};
-use crate::http::limits::{AddressLimiter, StepGate};
+use crate::http::limits::AddressLimiter;
 use crate::session::{self, SessionKeys};
+use dpas_engine::Engine;
 use dpas_governance::receipt::recover_interrupted;
 use dpas_governance::threads::{ThreadCaps, ThreadStore};
 use dpas_governance::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder};
@@ -21,24 +23,18 @@ use dpas_store::{self as db, AuditLog, Db, DbError};
 pub struct AppState {
     pub config: Arc<ServerConfig>,
     pub runtime: Arc<Runtime>,
-    /// The chat steps' domain catalogs, composed once per actor and scope for `runtime`.
-    pub catalogs: Arc<crate::chat::compose::DomainCatalogs>,
     pub threads: Arc<dyn ThreadStore>,
+    /// The step engine, on the same runtime and threads.
+    pub engine: Engine,
     pub sessions: SessionKeys,
     /// Where a request's identity comes from (`--auth`).
     pub auth: Arc<Auth>,
-    /// The demo ledger, when the demo domain is registered.
-    pub ledger: Option<Ledger>,
     /// The database (SQLite or PostgreSQL).
     pub pool: Db,
     /// The audit table's writer and reader.
     pub audit_log: AuditLog,
-    /// Chat steps running per actor (`--max-concurrent-steps`).
-    pub steps: Arc<StepGate>,
     /// Sign-in requests per client address (`--sign-in-per-minute`).
     pub sign_in: Arc<AddressLimiter>,
-    /// Steps in flight and the shutdown state (`lifecycle`).
-    pub drain: crate::lifecycle::Drain,
 }
 
 impl std::fmt::Debug for AppState {
@@ -81,29 +77,30 @@ pub enum StartupError {
 }
 
 type Registration = Box<dyn FnOnce(RuntimeBuilder, &Db) -> RuntimeBuilder + Send>;
+type Preparation = Box<dyn FnOnce(Db) -> BoxFuture<'static, Result<(), sqlx::Error>> + Send>;
 
-/// Assembles an [`AppState`]. The demo receivables domain is registered unless turned off;
-/// embedders add their own capabilities and policies with [`AppBuilder::register`].
+/// Assembles an [`AppState`]: embedders add their own capabilities and policies with
+/// [`AppBuilder::register`] (a server with none serves no domain).
 pub struct AppBuilder {
     config: ServerConfig,
-    demo_domain: bool,
+    database: Option<Db>,
+    preparations: Vec<Preparation>,
     registrations: Vec<Registration>,
     capability_file: Option<CapabilityFile>,
     clock: Option<Arc<dyn Clock>>,
     audit: Option<AuditHub>,
-    ledger_today: Option<demo::ledger::Today>,
 }
 
 impl AppBuilder {
     pub fn new(config: ServerConfig) -> Self {
         Self {
             config,
-            demo_domain: true,
+            database: None,
+            preparations: Vec::new(),
             registrations: Vec::new(),
             capability_file: None,
             clock: None,
             audit: None,
-            ledger_today: None,
         }
     }
 
@@ -113,9 +110,26 @@ impl AppBuilder {
         self
     }
 
-    /// Registers (or not) the demo receivables capabilities and policies.
-    pub fn demo_domain(mut self, on: bool) -> Self {
-        self.demo_domain = on;
+    /// The database, already connected (to `config.database_url`, migrated), for an embedder
+    /// that prepares its own tables first; otherwise `build` connects.
+    pub fn database(mut self, db: Db) -> Self {
+        self.database = Some(db);
+        self
+    }
+
+    /// The configuration the server will be built with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Runs once the database is connected and migrated, before any capability is
+    /// registered: an embedder's seed data. A failure stops the start
+    /// ([`StartupError::Seed`]).
+    pub fn prepare(
+        mut self,
+        f: impl FnOnce(Db) -> BoxFuture<'static, Result<(), sqlx::Error>> + Send + 'static,
+    ) -> Self {
+        self.preparations.push(Box::new(f));
         self
     }
 
@@ -146,17 +160,17 @@ impl AppBuilder {
         self
     }
 
-    /// The ledger's notion of today (tests pin it).
-    pub fn ledger_today(mut self, today: demo::ledger::Today) -> Self {
-        self.ledger_today = Some(today);
-        self
-    }
-
     pub async fn build(self) -> Result<AppState, StartupError> {
         // Keys first: a JWKS that cannot be read stops the start before anything is written.
         let auth = Arc::new(Auth::from_config(&self.config.auth).await?);
-        let pool = db::connect(&self.config.database_url).await?;
+        let pool = match self.database {
+            Some(db) => db,
+            None => db::connect(&self.config.database_url).await?,
+        };
         crate::telemetry::prometheus();
+        for prepare in self.preparations {
+            prepare(pool.clone()).await.map_err(StartupError::Seed)?;
+        }
         let mut builder =
             Runtime::builder().approval_store(Arc::new(SqlApprovalStore::new(pool.clone())));
         if let Some(c) = self.clock {
@@ -165,22 +179,6 @@ impl AppBuilder {
         let hub = self.audit.unwrap_or_default();
         let audit_log = AuditLog::start(pool.clone(), &hub, self.config.audit_retention);
         builder = builder.audit(hub);
-        let ledger = if self.demo_domain {
-            let ledger = match self.ledger_today {
-                Some(t) => Ledger::with_today(pool.clone(), t),
-                None => Ledger::new(pool.clone()),
-            };
-            if self.config.demo {
-                ledger
-                    .seed_if_empty(ledger.today())
-                    .await
-                    .map_err(StartupError::Seed)?;
-            }
-            builder = demo::register(builder, &ledger);
-            Some(ledger)
-        } else {
-            None
-        };
         if let Some(file) = &self.capability_file {
             let signer = match &self.config.session_secret {
                 SessionSecret::Given(s) => ActorSigner::from_secret(s.as_bytes()),
@@ -216,19 +214,22 @@ impl AppBuilder {
             .purge_approvals(self.config.approval_retention)
             .await
             .map_err(StartupError::Approvals)?;
+        let runtime = Arc::new(runtime);
+        let engine = Engine::new(
+            Arc::clone(&runtime),
+            Arc::clone(&threads),
+            self.config.max_concurrent_steps,
+        );
         Ok(AppState {
-            steps: StepGate::new(self.config.max_concurrent_steps),
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),
-            runtime: Arc::new(runtime),
-            catalogs: Arc::default(),
+            runtime,
+            engine,
             threads,
             sessions,
             auth,
-            ledger,
             pool,
             audit_log,
-            drain: crate::lifecycle::Drain::default(),
         })
     }
 }

@@ -3,7 +3,6 @@
 use dpas_store::AuditRetention;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use clap::Parser;
@@ -25,64 +24,8 @@ pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 /// Shortest session secret accepted, in bytes.
 pub const MIN_SECRET_BYTES: usize = 32;
 
-/// The model the chat endpoint should run, as given by `--model`: the one parse of a model
-/// spec. A vendor's model is `dpas_model`'s [`VendorSpec`] (its vendor names, its
-/// `<vendor>/<model>` id), which builds the provider itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelSpec {
-    /// The golden-scenario scripted model, optionally driven by a script file.
-    Scripted { script: Option<PathBuf> },
-    /// `openai:<model>` or `anthropic:<model>`.
-    Vendor(VendorSpec),
-    /// Explicitly no model: the chat endpoint answers 503 `MODEL_NOT_CONFIGURED`.
-    None,
-}
-
+pub use dpas_engine::{ModelSpec, ModelSpecError};
 pub use dpas_model::{Vendor, VendorSpec};
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid model spec {spec:?}: expected scripted, scripted:<file>, openai:<model>, anthropic:<model> or none")]
-pub struct ModelSpecError {
-    pub spec: String,
-}
-
-impl FromStr for ModelSpec {
-    type Err = ModelSpecError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.split_once(':') {
-            None if s == "scripted" => Ok(Self::Scripted { script: None }),
-            None if s == "none" => Ok(Self::None),
-            Some(("scripted", file)) if !file.is_empty() => Ok(Self::Scripted {
-                script: Some(PathBuf::from(file)),
-            }),
-            _ => VendorSpec::parse(s)
-                .map(Self::Vendor)
-                .map_err(|_| ModelSpecError { spec: s.to_owned() }),
-        }
-    }
-}
-
-impl std::fmt::Display for ModelSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Scripted { script: None } => f.write_str("scripted"),
-            Self::Scripted { script: Some(p) } => write!(f, "scripted:{}", p.display()),
-            Self::Vendor(spec) => spec.fmt(f),
-            Self::None => f.write_str("none"),
-        }
-    }
-}
-
-impl ModelSpec {
-    /// The ids the model is listed under once it serves (`ModelSet::ids`); empty for none.
-    pub fn model_ids(&self) -> Vec<String> {
-        match self {
-            Self::None => Vec::new(),
-            Self::Scripted { .. } => vec!["scripted".to_owned()],
-            Self::Vendor(spec) => vec![spec.provider_id()],
-        }
-    }
-}
 
 /// `host-server` command line; every flag has an environment fallback.
 #[derive(Debug, Clone, Parser)]

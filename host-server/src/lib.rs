@@ -4,18 +4,14 @@
 pub mod app;
 pub mod appfiles;
 pub mod auth;
-pub mod chat;
 pub mod config;
-pub mod demo;
+pub mod doors;
 pub mod http;
 pub mod lifecycle;
 pub mod logs;
-pub mod mcp;
 pub mod otlp;
 pub mod session;
 pub mod telemetry;
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use app::{AppBuilder, AppState};
 pub use config::{Cli, ModelSpec, ServerConfig};

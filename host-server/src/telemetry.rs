@@ -11,17 +11,11 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::HttpResponse;
+use dpas_engine::metrics::{ACTIVE_STEPS, ERRORS, STEPS, STEP_DURATION, TOKENS, TOOL_CALLS};
 use dpas_governance::metrics::APPROVALS;
-use dpas_protocol::Usage;
-use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-const STEPS: &str = "dpas_steps_total";
-const STEP_DURATION: &str = "dpas_step_duration_seconds";
-const ACTIVE_STEPS: &str = "dpas_active_steps";
-const TOOL_CALLS: &str = "dpas_tool_calls_total";
-const TOKENS: &str = "dpas_model_tokens_total";
-const ERRORS: &str = "dpas_errors_total";
 const HTTP_REQUESTS: &str = "dpas_http_requests_total";
 const HTTP_DURATION: &str = "dpas_http_request_duration_seconds";
 
@@ -106,105 +100,6 @@ pub async fn metrics_route() -> HttpResponse {
     }
 }
 
-/// One chat step: counted as active until dropped, and by outcome once finished.
-#[derive(Debug)]
-pub struct StepMetrics {
-    begun: Instant,
-}
-
-impl StepMetrics {
-    pub fn start() -> Self {
-        gauge!(ACTIVE_STEPS).increment(1.0);
-        Self {
-            begun: Instant::now(),
-        }
-    }
-
-    /// Records the step's outcome (its `finishReason`), duration and usage.
-    pub fn finish(&self, finish_reason: &str, usage: Option<&Usage>) {
-        counter!(STEPS, "outcome" => outcome(finish_reason)).increment(1);
-        histogram!(STEP_DURATION).record(self.begun.elapsed().as_secs_f64());
-        if let Some(u) = usage {
-            let kinds = [
-                ("input", Some(u.input_tokens)),
-                ("output", Some(u.output_tokens)),
-                ("cached", u.cached_input_tokens),
-                ("reasoning", u.reasoning_tokens),
-                ("cache_write", u.cache_write_input_tokens),
-            ];
-            for (kind, count) in kinds {
-                if let Some(n) = count {
-                    counter!(TOKENS, "kind" => kind).increment(n);
-                }
-            }
-        }
-    }
-}
-
-impl Drop for StepMetrics {
-    fn drop(&mut self) {
-        gauge!(ACTIVE_STEPS).decrement(1.0);
-    }
-}
-
-/// A finish reason from the fixed set, whatever a vendor reported.
-fn outcome(finish_reason: &str) -> &'static str {
-    match finish_reason {
-        "stop" => "stop",
-        "tool-calls" => "tool-calls",
-        "length" => "length",
-        "content-filter" => "content-filter",
-        "error" => "error",
-        "timeout" => "timeout",
-        _ => "other",
-    }
-}
-
-/// Where a tool call runs.
-#[derive(Debug, Clone, Copy)]
-pub enum Plane {
-    Server,
-    Browser,
-    /// A name in neither plane.
-    Unknown,
-}
-
-/// How a tool call ended, as far as this server knows.
-#[derive(Debug, Clone, Copy)]
-pub enum CallOutcome {
-    Ok,
-    Error,
-    /// Handed to the browser, which answers in the next step.
-    Delegated,
-    /// Arguments that did not parse.
-    InvalidInput,
-    /// Settled without running (orphan settlement).
-    NotExecuted,
-    NoSuchTool,
-}
-
-pub fn tool_call(plane: Plane, outcome: CallOutcome) {
-    let plane = match plane {
-        Plane::Server => "server",
-        Plane::Browser => "browser",
-        Plane::Unknown => "unknown",
-    };
-    let outcome = match outcome {
-        CallOutcome::Ok => "ok",
-        CallOutcome::Error => "error",
-        CallOutcome::Delegated => "delegated",
-        CallOutcome::InvalidInput => "invalid-input",
-        CallOutcome::NotExecuted => "not-executed",
-        CallOutcome::NoSuchTool => "no-such-tool",
-    };
-    counter!(TOOL_CALLS, "plane" => plane, "outcome" => outcome).increment(1);
-}
-
-/// An error answered (HTTP) or streamed (`error` frame). Codes come from our own tables.
-pub fn error(code: &str) {
-    counter!(ERRORS, "code" => code.to_owned()).increment(1);
-}
-
 fn method_label(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
@@ -243,16 +138,4 @@ pub async fn http_metrics(
         .record(begun.elapsed().as_secs_f64());
     counter!(HTTP_REQUESTS, "method" => method, "route" => route, "status" => status).increment(1);
     res
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vendor_finish_reasons_fall_into_a_fixed_set() {
-        assert_eq!(outcome("stop"), "stop");
-        assert_eq!(outcome("tool-calls"), "tool-calls");
-        assert_eq!(outcome("end_turn_of_some_vendor"), "other");
-    }
 }

@@ -323,10 +323,9 @@ impl ThreadStore for SqlThreadStore {
                 "SELECT {META_COLUMNS} FROM conversations WHERE owner = $1 ORDER BY recency DESC"
             );
             let mut conn = self.db.conn().await.map_err(storage)?;
-            Ok(conn
-                .fetch(&sql, &[owner.into()], meta_from)
+            conn.fetch(&sql, &[owner.into()], meta_from)
                 .await
-                .map_err(storage)?)
+                .map_err(storage)
         })
     }
 

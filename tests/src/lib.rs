@@ -2,6 +2,7 @@
 //! reading the reference traces.
 
 pub mod server;
+pub mod testing;
 
 pub use dpas_protocol::require_traces;
 pub use dpas_protocol::test_support::{conformance_dir, shared_dir, traces_available, traces_dir};

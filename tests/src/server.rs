@@ -1,25 +1,24 @@
 //! A real `host-server` (library, real actix server, in-memory SQLite) on an ephemeral
-//! 127.0.0.1 port, with `POST /agent/chat` mounted: the shared harness
-//! (`host_server::testing`) started with a chosen model.
+//! 127.0.0.1 port, with `POST /agent/chat` mounted: the shared harness ([`crate::testing`])
+//! started with a chosen model.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use dpas_engine::{ChatConfig, ModelSet, ModelSpec};
 use dpas_governance::{AuditHub, RuntimeBuilder};
 use dpas_model::scripted::{Script, ScriptedProvider};
 use dpas_model::ModelProvider;
 use dpas_store::Db;
-use host_server::chat::{self, prompt, ChatConfig, ModelSet};
-use host_server::config::{ModelSpec, ServerConfig};
-use host_server::AppBuilder;
-use time::macros::date;
+use host_server::config::ServerConfig;
+use host_server::doors;
 use time::Date;
 
 pub const SECRET: &str = "chat-test-secret";
 /// The day the reference traces were recorded; the ledger is seeded and read on it.
-pub const TODAY: Date = date!(2026 - 11 - 29);
+pub const TODAY: Date = crate::testing::DEMO_TODAY;
 
-pub use host_server::testing::{ChatReply, TestServer};
+pub use crate::testing::{ChatReply, TestServer};
 
 /// What to run the model on.
 pub enum Model {
@@ -96,16 +95,16 @@ pub async fn start_with(options: Options) -> TestServer {
     };
     let chat_config = ChatConfig {
         models: ModelSet::new(providers),
-        floors: Arc::new(host_server::demo::route_floors()),
-        app_prompt: Arc::from(prompt::DEMO_APP_PROMPT),
+        floors: Arc::new(dpas_demo::route_floors()),
+        app_prompt: Arc::from(dpas_demo::APP_PROMPT),
         model_timeout: options.model_timeout,
     };
-    let mut builder = AppBuilder::new(config).ledger_today(Arc::new(|| TODAY));
+    let mut builder = crate::testing::demo_builder(config);
     if let Some(register) = options.register {
         builder = builder.register(register);
     }
     if let Some(hub) = options.audit {
         builder = builder.audit(hub);
     }
-    host_server::testing::serve(builder, chat::mount(chat_config)).await
+    crate::testing::serve(builder, doors::mount(chat_config)).await
 }

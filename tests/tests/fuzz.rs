@@ -20,7 +20,7 @@ use dpas_protocol::{
 };
 use futures_util::StreamExt;
 use host_server::config::ServerConfig;
-use host_server::{AppBuilder, Correlation, Envelope};
+use host_server::{Correlation, Envelope};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Value};
@@ -369,12 +369,15 @@ fn fuzz_rpc_inputs_through_the_runtime() {
         .expect("runtime");
     let state = rt
         .block_on(
-            AppBuilder::new(ServerConfig::for_tests("fuzz-secret-of-at-least-32-bytes!")).build(),
+            dpas_tests::testing::demo_builder(ServerConfig::for_tests(
+                "fuzz-secret-of-at-least-32-bytes!",
+            ))
+            .build(),
         )
         .expect("app state");
     let runtime = Arc::clone(&state.runtime);
     let ids: Vec<String> = runtime.registry().ids().map(str::to_owned).collect();
-    let carla = host_server::demo::CONTROLLER.actor();
+    let carla = dpas_demo::CONTROLLER.actor();
     let strategy = (prop::sample::select(ids), json_input());
     campaign("/rpc input", strategy, |(id, input)| {
         let envelope = rt.block_on(runtime.invoke_envelope(

@@ -1,5 +1,5 @@
 //! The cross-crate integration tests, one module per behaviour, in one binary (link time on a
-//! small machine; `host-server/tests/server/` has the same shape). The fuzz targets are their
+//! small machine; `cli/tests/server/` has the same shape). The fuzz targets are their
 //! own binary (`fuzz.rs`, run long by `scripts/fuzz.sh`).
 
 mod chat_isolation;

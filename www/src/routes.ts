@@ -1,6 +1,6 @@
 // The route → scope floor table is the server's: host-server's demo module resolves the same
 // file (`demo::route_floors`), so the browser and the server cannot disagree about a floor.
-import routeScopes from "../../host-server/src/demo/routes.json";
+import routeScopes from "../../demo/src/routes.json";
 
 /** Route → scope floor (`app` is added to each, here by the package and on the server). */
 export const ROUTE_SCOPES: { [route: string]: string[] } = routeScopes;

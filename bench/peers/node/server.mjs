@@ -29,7 +29,7 @@ import { MockLanguageModelV3 } from "ai/test";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SEED = JSON.parse(
-  readFileSync(path.join(here, "../../../host-server/src/demo/seed.json"), "utf8"),
+  readFileSync(path.join(here, "../../../demo/src/seed.json"), "utf8"),
 );
 const SECRET = "bench-peer-secret-of-at-least-32-bytes";
 const BODY_LIMIT = 4 * 1024 * 1024;

@@ -15,7 +15,7 @@ use dpas_governance::{
 use dpas_protocol::RouteFloors;
 use dpas_store::Db;
 use host_server::app::StartupError;
-use host_server::chat::{self, ChatConfig};
+use host_server::doors::{self, ChatConfig};
 use host_server::http::{read_json, ApiError};
 use host_server::{Actor, AppBuilder, AppState, ServerConfig};
 use schemars::JsonSchema;
@@ -264,14 +264,13 @@ pub enum SetupError {
     #[error("preparing the todo table: {0}")]
     Table(#[from] sqlx::Error),
     #[error(transparent)]
-    Model(#[from] chat::ModelSetupError),
+    Model(#[from] doors::ModelSetupError),
 }
 
 /// The host with the todo domain instead of the demo's, and the chat endpoint's configuration.
 pub async fn build(config: ServerConfig) -> Result<(AppState, ChatConfig), SetupError> {
-    let chat = ChatConfig::for_app(&config, route_floors(), APP_PROMPT)?;
+    let chat = doors::for_app(&config, route_floors(), APP_PROMPT)?;
     let state = AppBuilder::new(config)
-        .demo_domain(false)
         .register(|rt, pool| register(rt, &Todos::new(pool.clone())))
         .build()
         .await?;
@@ -313,7 +312,7 @@ async fn sign_in(
 
 /// The routes this app adds to the host's: the sign-in and the chat doors.
 pub fn routes(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
-    let doors = chat::mount(chat);
+    let doors = doors::mount(chat);
     move |cfg: &mut web::ServiceConfig| {
         cfg.service(web::resource("/api/sign-in").route(web::post().to(sign_in)));
         doors(cfg);

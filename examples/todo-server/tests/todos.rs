@@ -91,7 +91,7 @@ async fn the_chat_is_offered_everything_but_the_screens_procedure() {
 #[actix_web::test]
 async fn sign_in_and_bad_input_get_the_contracts_answers() {
     let state = app().await;
-    let chat = host_server::chat::ChatConfig::for_app(
+    let chat = host_server::doors::for_app(
         &state.config,
         todo_server::route_floors(),
         todo_server::APP_PROMPT,

@@ -103,7 +103,8 @@ pub fn load_routes(path: &Path) -> Result<RouteFloors, FileError> {
     parse_routes(path, &text)
 }
 
-pub(crate) fn parse_routes(path: &Path, text: &str) -> Result<RouteFloors, FileError> {
+/// A routes file's text (`path` names it in errors), as [`load_routes`] reads it.
+pub fn parse_routes(path: &Path, text: &str) -> Result<RouteFloors, FileError> {
     let table: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|e| json_error(path, &e))?;
     let mut routes = Vec::with_capacity(table.len());

@@ -58,6 +58,18 @@ pub enum ApiError {
     Internal(String),
 }
 
+impl From<dpas_engine::Refusal> for ApiError {
+    fn from(refusal: dpas_engine::Refusal) -> Self {
+        match refusal {
+            dpas_engine::Refusal::Host(e) => Self::Host(e),
+            dpas_engine::Refusal::Busy { retry_after_secs } => {
+                Self::RateLimited { retry_after_secs }
+            }
+            dpas_engine::Refusal::ShuttingDown => Self::ShuttingDown,
+        }
+    }
+}
+
 impl ApiError {
     /// The row of [`ApiCode`] this answer takes its status (and default message) from, when
     /// it is not a shared host code.
@@ -118,7 +130,7 @@ impl ResponseError for ApiError {
         if let Self::Internal(cause) = self {
             tracing::error!(%cause, "request failed");
         }
-        crate::telemetry::error(self.code());
+        dpas_engine::metrics::error(self.code());
         let mut response = HttpResponse::build(self.status_code());
         match self {
             Self::RateLimited { retry_after_secs } => {

@@ -49,7 +49,7 @@ impl FromRequest for Caller {
 }
 
 /// A route whose unlisted methods answer 405 (the contract's refusal, not actix's 404).
-pub(crate) fn resource(path: &str) -> actix_web::Resource {
+pub fn resource(path: &str) -> actix_web::Resource {
     web::resource(path).default_service(web::to(method_not_allowed))
 }
 
@@ -89,7 +89,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(threads::thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
-        .configure(crate::mcp::configure)
+        .configure(crate::doors::mcp::configure)
         .default_service(web::to(statics::fallback));
 }
 
@@ -247,7 +247,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
         HttpResponse::ServiceUnavailable()
             .json(json!({"error": {"code": "NOT_READY", "message": message}}))
     };
-    if state.drain.is_draining() {
+    if state.engine.drain.is_draining() {
         return not_ready("The server is shutting down.");
     }
     match dpas_store::ready(&state.pool).await {
@@ -261,7 +261,7 @@ async fn ready_check(state: web::Data<AppState>) -> HttpResponse {
 
 /// The user as `GET /api/session` shows it. A session's id is its email; the other modes
 /// give the email apart, or none (`null`).
-pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
+pub fn user_json(actor: &Actor, session: bool) -> Value {
     let email = match &actor.email {
         Some(email) => Some(email.as_str()),
         None => session.then_some(actor.id.as_str()),
@@ -271,7 +271,7 @@ pub(crate) fn user_json(actor: &Actor, session: bool) -> Value {
 
 /// The user, and the models `/agent/chat` serves (the default first; none without the chat).
 async fn get_session(
-    chat: Option<web::Data<crate::chat::ChatConfig>>,
+    chat: Option<web::Data<dpas_engine::ChatConfig>>,
     state: web::Data<AppState>,
     Caller(actor): Caller,
 ) -> HttpResponse {

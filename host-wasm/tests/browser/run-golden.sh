@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../../.."
 
 say() { printf '\033[1m[golden]\033[0m %s\n' "$*"; }
 
-cargo build -p host-server --bin host-server
+cargo build -p host-server-cli
 cargo build --release --target wasm32-unknown-unknown -p host-wasm
 site=target/host-wasm-golden
 rm -rf "$site"

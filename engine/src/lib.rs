@@ -1,0 +1,201 @@
+//! The step engine: one step request's run, from the decoded request to its last frame.
+//! Every door into the engine (`/agent/chat`'s NDJSON, the AI SDK's and AG-UI's streams)
+//! decodes its own body, then runs the same [`Engine::prepare`] → [`spawn_run`].
+//!
+//! # API
+//! - [`ChatConfig`]: what a server's steps run with (its [`ModelSet`], route floors, prompt
+//!   preamble and model timeout); [`ModelSpec`] and [`models_for`] build the models.
+//! - [`Engine`]: the runtime, the threads, the domain-catalog cache, the drain and the step
+//!   gate a run needs; [`Engine::prepare`] checks a step in the contract's order and gives
+//!   its [`run::StepRun`], [`spawn_run`] runs it in its own task.
+//! - [`compose`]: the step's catalog (domain half per actor and scope, cached; the browser's
+//!   half from the request), [`run`]: the model loop and its frames, [`prompt`]: the system
+//!   prompt.
+//! - [`Drain`] (steps in flight, the shutdown cut), [`StepGate`] (steps per actor) and the
+//!   step [`metrics`].
+//!
+//! # Invariants
+//! - No HTTP and no SQL: this crate depends on neither actix-web nor sqlx (`scripts/test.sh`
+//!   checks the dependency tree). Refusals are [`Refusal`]s; the HTTP layer gives them their
+//!   status.
+//! - A run outlives its response: a client that leaves never stops settlement or
+//!   persistence, and a run's step permit is held until the run ends.
+
+pub mod compose;
+mod drain;
+mod gate;
+pub mod metrics;
+mod models;
+pub mod prompt;
+pub mod run;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dpas_governance::threads::ThreadStore;
+use dpas_governance::{Actor, Runtime};
+use dpas_protocol::frame::{host_inspector, step_correlation};
+use dpas_protocol::{ChatStepRequest, HostError, HostErrorCode, RouteFloors};
+
+pub use compose::DomainCatalogs;
+pub use drain::{Drain, RunGuard};
+pub use gate::{StepGate, StepPermit};
+pub use models::{models_for, ModelSet, ModelSetupError, ModelSpec, ModelSpecError};
+pub use run::{FrameSink, StepRun};
+
+/// Frames buffered between the run and a slow client; the run waits when it is full and
+/// stops waiting (drops frames) once the client has gone.
+pub const FRAME_BUFFER: usize = 64;
+
+/// What a server's steps run with, beyond the engine's state.
+#[derive(Debug, Clone)]
+pub struct ChatConfig {
+    pub models: ModelSet,
+    pub floors: Arc<RouteFloors>,
+    /// The application's own preamble of the system prompt.
+    pub app_prompt: Arc<str>,
+    pub model_timeout: Duration,
+}
+
+impl ChatConfig {
+    /// The models of `specs` (the first the default), a route → scope table and the
+    /// preamble the system prompt starts with (the host's tool rules follow it).
+    pub fn new<'a>(
+        specs: impl IntoIterator<Item = &'a ModelSpec>,
+        floors: RouteFloors,
+        app_prompt: &str,
+        model_timeout: Duration,
+    ) -> Result<Self, ModelSetupError> {
+        Ok(Self {
+            models: ModelSet::join(
+                specs
+                    .into_iter()
+                    .map(models_for)
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            floors: Arc::new(floors),
+            app_prompt: Arc::from(app_prompt),
+            model_timeout,
+        })
+    }
+}
+
+/// Why a step was not started. Each is decided before the first byte of a stream.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// A refusal from the shared table (`MODEL_NOT_CONFIGURED`, the catalog's 409/413, …).
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The actor already runs as many steps as it may (429 `RATE_LIMITED`).
+    #[error("busy: retry in {retry_after_secs}s")]
+    Busy { retry_after_secs: u64 },
+    /// The server is draining and starts no new steps (503 `SHUTTING_DOWN`).
+    #[error("shutting down")]
+    ShuttingDown,
+}
+
+/// What every run needs from the server: cheap to clone (every part is shared).
+#[derive(Clone)]
+pub struct Engine {
+    pub runtime: Arc<Runtime>,
+    pub threads: Arc<dyn ThreadStore>,
+    /// The steps' domain catalogs, composed once per actor and scope for `runtime`.
+    pub catalogs: Arc<DomainCatalogs>,
+    /// Steps in flight and the shutdown state.
+    pub drain: Drain,
+    /// Chat steps running per actor.
+    pub steps: Arc<StepGate>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("runtime", &self.runtime)
+            .field("drain", &self.drain)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine on `runtime` and `threads`, with at most `max_steps` steps per actor.
+    pub fn new(runtime: Arc<Runtime>, threads: Arc<dyn ThreadStore>, max_steps: usize) -> Self {
+        Self {
+            runtime,
+            threads,
+            catalogs: Arc::default(),
+            drain: Drain::default(),
+            steps: StepGate::new(max_steps),
+        }
+    }
+
+    /// Everything a step request's run needs once the request is decoded, checked in the
+    /// contract's order after decoding: shutting down (503), model (503), composition
+    /// (409/413). `permit`, the actor's step slot the door took before reading the body, is
+    /// held by the run until it ends.
+    pub fn prepare(
+        &self,
+        chat: &ChatConfig,
+        actor: Actor,
+        mut request: ChatStepRequest,
+        permit: Option<StepPermit>,
+    ) -> Result<StepRun, Refusal> {
+        if self.drain.is_draining() {
+            return Err(Refusal::ShuttingDown);
+        }
+        let provider = chat
+            .models
+            .choose(request.model_id.as_deref())
+            .ok_or_else(|| HostError::of(HostErrorCode::ModelNotConfigured))?;
+        let mut composition = compose::compose(
+            &self.runtime,
+            &self.catalogs,
+            &actor,
+            &mut request,
+            &chat.floors,
+        )?;
+        if let Some(requested) = request.model_id.as_deref() {
+            if !chat.models.serves(requested) {
+                let correlation = step_correlation(
+                    &request.conversation_id,
+                    &request.turn_id,
+                    &composition.step_id,
+                );
+                let frame = host_inspector::model_fallback(requested, provider.id(), correlation);
+                composition.host_frames.push(frame);
+            }
+        }
+        let audit = self.runtime.subscribe(Some(&actor.id));
+        Ok(StepRun {
+            runtime: Arc::clone(&self.runtime),
+            threads: Arc::clone(&self.threads),
+            model_name: provider
+                .id()
+                .split_once('/')
+                .map_or("", |(_, m)| m)
+                .to_owned(),
+            provider,
+            actor,
+            system_prompt: prompt::system_prompt(&chat.app_prompt, composition.catalog_mode),
+            composition,
+            request,
+            model_timeout: chat.model_timeout,
+            audit,
+            permit,
+            drain: Some(self.drain.track()),
+        })
+    }
+}
+
+/// Runs a step in its own task on the current thread's task set (the HTTP worker's), holding
+/// its step permit for the run's whole life, not the response's: a client that leaves early
+/// does not free a slot while its step still works. `closing` (a clone of the sink's sender)
+/// is dropped after the permit, so a client that saw the end of the stream can start its
+/// next step at once.
+pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
+    let permit = run.permit.take();
+    tokio::task::spawn_local(async move {
+        run.run(sink).await;
+        drop(permit);
+        drop(closing);
+    });
+}

@@ -1,0 +1,115 @@
+//! `GET /agent/manifest`: what this server speaks and every limit it enforces, so a client can
+//! adapt before it meets a 409 or a 413. Needs a session (the capability counts are the
+//! caller's own).
+
+use crate::http::Caller;
+use actix_web::{web, HttpResponse};
+use dpas_protocol::limits as l;
+use dpas_protocol::request::ProtocolVersion;
+use dpas_protocol::CatalogMode;
+use serde_json::{json, Value};
+
+use super::mcp;
+use crate::AppState;
+use dpas_engine::ChatConfig;
+use dpas_governance::CallSurface;
+
+/// The doors into the one step engine and runtime, as the manifest lists them.
+fn encodings() -> Value {
+    json!([
+        {
+            "name": "dpas",
+            "method": "POST",
+            "path": "/agent/chat",
+            "contentType": "application/x-ndjson",
+            "protocolVersions": [ProtocolVersion::V2.as_u8(), ProtocolVersion::V1.as_u8()],
+        },
+        {
+            "name": "ai-sdk-ui-message-stream",
+            "method": "POST",
+            "path": "/agent/ai-sdk",
+            "contentType": "text/event-stream",
+            "streamVersion": "v1",
+            "request": "DefaultChatTransport body (id, messages, trigger, messageId) + optional catalog, pathname, modelId",
+        },
+        {
+            "name": "ag-ui",
+            "method": "POST",
+            "path": "/agent/ag-ui",
+            "contentType": "text/event-stream",
+            "protocolVersions": [super::ag_ui::AG_UI_VERSION],
+            "request": "RunAgentInput; forwardedProps.pathname and forwardedProps.modelId are read",
+        },
+        {
+            "name": "mcp",
+            "method": "POST",
+            "path": "/mcp",
+            "transport": "streamable-http",
+            "contentType": "application/json",
+            "protocolVersions": mcp::PROTOCOL_VERSIONS,
+            "auth": ["bearer", "cookie"],
+            "tokenPath": "/api/session/token",
+            "resumeTool": mcp::RESUME_TOOL,
+        },
+    ])
+}
+
+/// Every limit, by the names the contract uses; lengths count UTF-16 code units.
+fn limits(chat: &ChatConfig, body_limit: usize) -> Value {
+    json!({
+        "frontendTools": l::MAX_FRONTEND_TOOLS,
+        "domainTools": l::MAX_DOMAIN_TOOLS,
+        "totalTools": l::MAX_TOTAL_TOOLS,
+        "messages": l::MAX_MESSAGES,
+        "v1": {"frontendTools": l::V1_MAX_FRONTEND_TOOLS, "messages": l::V1_MAX_MESSAGES},
+        "fieldLengths": {
+            "id": l::MAX_ID_LEN,
+            "pathname": l::MAX_PATHNAME_LEN,
+            "modelId": l::MAX_MODEL_ID_LEN,
+            "scopeTokens": l::MAX_SCOPE_TOKENS,
+            "scopeToken": l::MAX_SCOPE_TOKEN_LEN,
+            "frontendState": l::MAX_FRONTEND_STATE,
+            "description": l::MAX_DESCRIPTION_LEN,
+            "effect": l::MAX_EFFECT_LEN,
+            "reason": l::MAX_REASON_LEN,
+        },
+        "stepIndex": l::MAX_STEP_INDEX,
+        "modelStepsPerRequest": l::MAX_MODEL_STEPS_PER_REQUEST,
+        "modelTimeoutSeconds": chat.model_timeout.as_secs(),
+        "requestBodyBytes": body_limit,
+        "browser": {
+            "stepsPerTurn": l::MAX_STEPS_PER_TURN,
+            "turnDeadlineMs": l::TURN_DEADLINE_MS,
+            "identicalFailures": l::MAX_IDENTICAL_FAILURES,
+            "consecutiveFailures": l::MAX_CONSECUTIVE_FAILURES,
+        },
+    })
+}
+
+pub async fn agent_manifest(
+    state: web::Data<AppState>,
+    chat: web::Data<ChatConfig>,
+    Caller(actor): Caller,
+) -> HttpResponse {
+    let count = |surface| state.runtime.discover(&actor, surface, None).len();
+    HttpResponse::Ok()
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+        .json(json!({
+            "protocol": {
+                "current": ProtocolVersion::CURRENT.as_u8(),
+                "versions": [ProtocolVersion::V2.as_u8(), ProtocolVersion::V1.as_u8()],
+            },
+            "encodings": encodings(),
+            "catalogModes": [CatalogMode::Direct.as_str(), CatalogMode::Meta.as_str()],
+            "limits": limits(&chat, state.config.body_limit),
+            "models": {"ids": chat.models.ids(), "default": chat.models.default_id()},
+            "actor": {
+                "id": actor.id,
+                "role": actor.role,
+                "capabilities": {
+                    "aiSdk": count(CallSurface::Model),
+                    "mcp": count(CallSurface::Mcp),
+                },
+            },
+        }))
+}
