@@ -8,6 +8,19 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "format"
 cargo fmt --all -- --check
 
+step "server layers: no HTTP or SQL below host-server (cargo tree of each layer)"
+# governance: no actix-web, sqlx or reqwest; engine: no actix-web or sqlx; store: no actix-web.
+layer_gate() {
+  local crate=$1 forbidden=$2
+  if cargo tree -p "$crate" -e normal --prefix none | grep -E "^($forbidden) "; then
+    echo "$crate depends on the crate(s) above, which its layer must not have" >&2
+    exit 1
+  fi
+}
+layer_gate dpas-governance 'actix-web|actix-http|sqlx|sqlx-core|reqwest'
+layer_gate dpas-engine 'actix-web|actix-http|sqlx|sqlx-core'
+layer_gate dpas-store 'actix-web|actix-http'
+
 step "docs: every Markdown link resolves inside the repository; the package build's import-name shortening"
 node --test scripts/check-docs.test.mjs scripts/lib/shorten-imports.test.mjs
 

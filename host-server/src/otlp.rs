@@ -153,17 +153,26 @@ fn resource() -> Resource {
     }
 }
 
-/// The layer that turns this crate's spans (`agent.step` and those under it) into OTLP
-/// spans. Only `host_server` spans at INFO and above: not the HTTP client's or the database
-/// driver's, and never the exporter's own requests.
+/// The layer that turns the server's spans (`agent.step` and those under it) into OTLP
+/// spans. Only the server's own crates' spans at INFO and above ([`SERVER_TARGETS`]): not the
+/// HTTP client's or the database driver's, and never the exporter's own requests.
 pub fn layer<S>(provider: &SdkTracerProvider) -> impl Layer<S>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
     tracing_opentelemetry::layer()
         .with_tracer(provider.tracer(DEFAULT_SERVICE_NAME))
-        .with_filter(Targets::new().with_target("host_server", tracing::Level::INFO))
+        .with_filter(Targets::new().with_targets(SERVER_TARGETS.map(|t| (t, tracing::Level::INFO))))
 }
+
+/// The tracing targets of the server's own crates (a span's target is its module path).
+pub const SERVER_TARGETS: [&str; 5] = [
+    "host_server",
+    "dpas_engine",
+    "dpas_governance",
+    "dpas_store",
+    "dpas_demo",
+];
 
 #[cfg(test)]
 mod tests {

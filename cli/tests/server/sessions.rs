@@ -124,7 +124,7 @@ async fn without_demo_there_is_no_sign_in_no_reset_and_no_model() {
     let mut config = ServerConfig::for_tests(SECRET);
     config.demo = false;
     config.model = host_server::ModelSpec::None;
-    let s = start_with(AppBuilder::new(config)).await;
+    let s = start_with(dpas_tests::testing::demo_builder(config)).await;
     let sign_in = s
         .post("/api/session", None, json!({"role": "controller"}))
         .await;
