@@ -24,7 +24,7 @@ pub const BASE_PLACEHOLDER: &str = "{BASE}";
 /// Recorded vendor streams (`fixtures/provider-streams/`, see its README): real traffic from
 /// each vendor, kept in the repository.
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/provider-streams")
+    dpas_protocol::test_support::fixtures_dir().join("provider-streams")
 }
 
 /// Every replayable fixture file name (`.sse` and `.chunks.jsonl`), sorted.
