@@ -5,11 +5,14 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+step "standalone: no tracked file names a path outside the repository (fixtures/ has what the tests read)"
+node scripts/check-standalone.mjs
+
 step "format"
 cargo fmt --all -- --check
 
-step "docs: every Markdown link resolves inside the repository; the package build's import-name shortening"
-node --test scripts/check-docs.test.mjs scripts/lib/shorten-imports.test.mjs
+step "docs: every Markdown link resolves inside the repository; the standalone check's rules; the package build's import-name shortening"
+node --test scripts/check-docs.test.mjs scripts/check-standalone.test.mjs scripts/lib/shorten-imports.test.mjs
 
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
