@@ -1,6 +1,6 @@
 // The repository's Markdown stands on its own: every relative link resolves to a file in the
-// repository (never outside it, e.g. to a `../shared` folder a clone does not have), and every
-// `#anchor` names a heading of its target. Run by scripts/test.sh through
+// repository (never outside it, e.g. into a folder beside the checkout, which a clone lacks),
+// and every `#anchor` names a heading of its target. Run by scripts/test.sh through
 // scripts/check-docs.test.mjs; `node scripts/check-docs.mjs` prints the problems directly.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -57,7 +57,7 @@ export function links(text) {
   return out;
 }
 
-/** Code spans that read as relative paths (`../shared/DESIGN.md`), outside code blocks. */
+/** Code spans that read as relative paths (`../elsewhere/DESIGN.md`), outside code blocks. */
 export function pathSpans(text) {
   const out = [];
   for (const line of proseLines(text)) {
@@ -95,7 +95,7 @@ export function checkFile(root, file, text, read) {
       problems.push(`${file}: ${target} names no heading of ${rel}`);
     }
   }
-  // A path into a folder beside the checkout (`../shared/spec/…`) sends a reader where a
+  // A path into a folder beside the checkout (`../elsewhere/spec/…`) sends a reader where a
   // clone has nothing; naming the folder itself, to say it is optional, is fine.
   for (const span of pathSpans(text)) {
     const outside = path.posix.normalize(path.posix.join(path.posix.dirname(file), span));

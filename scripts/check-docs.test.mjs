@@ -25,13 +25,13 @@ test("a link outside the repository, to nothing, or to a missing heading is repo
   const text = [
     "[ok](docs/a.md#here)",
     "[self](#top)",
-    "[shared](../shared/DESIGN.md)",
+    "[elsewhere](../elsewhere/DESIGN.md)",
     "[gone](docs/b.md)",
     "[anchor](docs/a.md#there)",
     "[web](https://example.org/x)",
   ].join("\n");
   assert.deepEqual(checkFile(".", "README.md", "# Top\n" + text, read), [
-    "README.md: ../shared/DESIGN.md points outside the repository",
+    "README.md: ../elsewhere/DESIGN.md points outside the repository",
     "README.md: docs/b.md does not exist",
     "README.md: docs/a.md#there names no heading of docs/a.md",
   ]);
@@ -40,12 +40,12 @@ test("a link outside the repository, to nothing, or to a missing heading is repo
   ]);
   // Paths written as code: into a folder outside, reported; the folder's own name, or a path
   // that stays inside (a build output need not exist), not.
-  const spans = "See `../../shared/spec/host-protocol.md`, `../../shared` and `../host-wasm/pkg`.";
+  const spans = "See `../../elsewhere/spec/host-protocol.md`, `../../elsewhere` and `../host-wasm/pkg`.";
   assert.deepEqual(checkFile(".", "www/README.md", spans, read), [
-    "www/README.md: `../../shared/spec/host-protocol.md` names a path outside the repository",
+    "www/README.md: `../../elsewhere/spec/host-protocol.md` names a path outside the repository",
   ]);
-  assert.deepEqual(checkFile(".", "README.md", "`../shared/DESIGN.md`", read), [
-    "README.md: `../shared/DESIGN.md` names a path outside the repository",
+  assert.deepEqual(checkFile(".", "README.md", "`../elsewhere/DESIGN.md`", read), [
+    "README.md: `../elsewhere/DESIGN.md` names a path outside the repository",
   ]);
 });
 

@@ -1,5 +1,5 @@
 //! The receivables ledger on SQLite: clients, invoices and chase records, with the read models
-//! and rules of the demo (see shared/demo/README.md §a).
+//! and rules of the demo (see fixtures/demo/README.md §a).
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use dpas_governance::HandlerError;
 use dpas_protocol::wire_enum;
 use dpas_store::{get, undecodable, Cell, Cells, Db, LockKey};
 
-/// Seed data (the facts of shared/demo/ledger.json, offsets relative to the seed day).
+/// Seed data (the facts of fixtures/demo/ledger.json, offsets relative to the seed day).
 const SEED: &str = include_str!("seed.json");
 const DATE_FORMAT: &[time::format_description::BorrowedFormatItem<'static>] =
     format_description!("[year]-[month]-[day]");

@@ -954,7 +954,6 @@ mod tests {
 
     #[test]
     fn a_stored_thread_restores_its_views() {
-        dpas_protocol::require_traces!();
         let trace = crate::testing::trace_request("browser-carla-step2");
         let messages: Vec<WireModelMessage> =
             dpas_protocol::test_support::from_value(trace["messages"].clone()).unwrap();

@@ -285,7 +285,6 @@ mod tests {
 
     #[test]
     fn the_demo_surface_projects_to_the_reference_catalog_byte_for_byte() {
-        dpas_protocol::require_traces!();
         let (surface, _, _) = demo_surface();
         let projection = project(&surface, &pending_floor());
         let trace = trace_request("browser-carla-step0");

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 pub use dpas_protocol::test_support::traces_dir;
 
-/// A request body from `conformance/reference-traces/`.
+/// A request body from `fixtures/reference-traces/`.
 pub fn trace_request(name: &str) -> Value {
     let path = traces_dir().join(format!("{name}.request.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -1,5 +1,5 @@
 //! The scripted provider: a test double for a model vendor. It plays the reference's golden
-//! scenario (`shared/demo/README.md` §e), or a data-driven script of model turns loaded from
+//! scenario (`fixtures/demo/README.md` §e), or a data-driven script of model turns loaded from
 //! a JSON file (`--model scripted:<file>`), so tests can make the model batch calls, name
 //! unknown tools, ask for a gated write, fail, go silent, or exceed the step cap.
 

@@ -1,4 +1,4 @@
-//! Every recorded vendor stream in `shared/provider-fixtures/`, replayed through the
+//! Every recorded vendor stream in `fixtures/provider-streams/`, replayed through the
 //! stand-in whole, byte by byte and at random chunk boundaries, and through `decode_body`
 //! at proptest-chosen boundaries: the events must be right and identical every time.
 

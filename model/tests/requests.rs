@@ -74,7 +74,6 @@ const AGING_RESULT_PREFIX: &str = r#"{"status":"ok","data":[{"id":"current""#;
 
 #[test]
 fn openai_batched_call_and_results() {
-    dpas_protocol::require_traces!();
     let body = openai::request_body(
         "gpt-4.1",
         &request(
@@ -128,7 +127,6 @@ fn openai_batched_call_and_results() {
 
 #[test]
 fn anthropic_batched_call_and_results() {
-    dpas_protocol::require_traces!();
     let body = anthropic::request_body(
         "claude-sonnet-4-5",
         &request(
@@ -196,7 +194,6 @@ fn capability_message() -> WireModelMessage {
 
 #[test]
 fn the_capability_state_message_stays_last_and_the_tool_block_stays_stable() {
-    dpas_protocol::require_traces!();
     let mut with_state = trace_messages("browser-carla-step1");
     with_state.push(capability_message());
     let without = request(
@@ -246,7 +243,6 @@ fn capability_message_text() -> String {
 
 #[test]
 fn reasoning_with_signatures_goes_back_as_thinking_blocks() {
-    dpas_protocol::require_traces!();
     let messages = vec![
         WireModelMessage::user_text("Which invoices are overdue?"),
         assistant(vec![
@@ -465,7 +461,6 @@ fn reasoning_part(text: &str, provider_options: &serde_json::Map<String, Value>)
 
 #[tokio::test]
 async fn thinking_and_tools_round_trip_over_two_steps() {
-    dpas_protocol::require_traces!();
     let step1 = fixture_body("anthropic-thinking-then-tool-use.sse");
     let step2 = fixture_body("anthropic-thinking-text-padded.sse");
     let server = StandIn::start(vec![Reply::sse(&step1), Reply::sse(&step2)]).await;

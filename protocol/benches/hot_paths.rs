@@ -10,11 +10,10 @@ use dpas_protocol::ndjson::decode_all;
 use dpas_protocol::wire_name::{assign_wire_names, WireKey};
 use dpas_protocol::{decode_request, encode_frame_into, FrameDecoder};
 
+/// `fixtures/reference-traces/`, the folder `test_support::traces_dir` names (a bench builds
+/// without the `test-support` feature).
 fn traces() -> std::path::PathBuf {
-    std::env::var("DPAS_SHARED_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join("conformance/reference-traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reference-traces")
 }
 
 fn body_of(response: &[u8]) -> &[u8] {

@@ -1,9 +1,7 @@
-//! Test support (feature `test-support`, for this workspace's own tests): where the reference
-//! implementation's recorded traffic is, and skipping the tests that need it in a plain clone.
+//! Test support (feature `test-support`, for this workspace's own tests): where the
+//! repository's fixtures are (`fixtures/` at the workspace root, see its README).
 //!
-//! The recorded traffic is not part of the repository. It is found at
-//! `$DPAS_CONFORMANCE_DIR` (the reference's `conformance/` folder), else at
-//! `$DPAS_SHARED_DIR/conformance`, else at `../shared/conformance` beside the checkout.
+//! A missing fixture is a failing test, never a skip: the fixtures are part of the checkout.
 
 use std::path::{Path, PathBuf};
 
@@ -27,62 +25,15 @@ pub fn reference_route_floors() -> RouteFloors {
     )
 }
 
-/// The reference material folder: `$DPAS_SHARED_DIR`, else `shared/` beside the checkout.
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("DPAS_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-    }
+/// The repository's fixtures: `fixtures/` at the workspace root.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
 
-/// The reference's recorded traffic: `$DPAS_CONFORMANCE_DIR`, else `conformance/` inside
-/// [`shared_dir`].
-pub fn conformance_dir() -> PathBuf {
-    match std::env::var_os("DPAS_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => shared_dir().join("conformance"),
-    }
-}
-
-/// The recorded request/response pairs.
+/// The reference implementation's recorded request/response pairs
+/// (`fixtures/reference-traces/`).
 pub fn traces_dir() -> PathBuf {
-    conformance_dir().join("reference-traces")
-}
-
-/// Whether the recorded traffic is here. Without it (a plain clone) this says once per test
-/// binary, on the real stderr (libtest does not capture direct writes), that the replay suite
-/// is skipped and why. Under CI (`CI` set) its absence is a failure, since CI always has it.
-pub fn traces_available() -> bool {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    let dir = traces_dir();
-    if dir.is_dir() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "the reference traces are missing under CI: {} (set DPAS_CONFORMANCE_DIR)",
-        dir.display()
-    );
-    SAID.call_once(|| {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "reference replay suite skipped: no recorded traffic at {} \
-             (set DPAS_CONFORMANCE_DIR to the reference's conformance/ folder to run it)",
-            dir.display()
-        );
-    });
-    false
-}
-
-/// Returns from the calling test when the reference's recorded traffic is absent.
-#[macro_export]
-macro_rules! require_traces {
-    () => {
-        if !$crate::test_support::traces_available() {
-            return;
-        }
-    };
+    fixtures_dir().join("reference-traces")
 }
 
 /// `json::Value` from serde_json's (the same value when they are one type, the

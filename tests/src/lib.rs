@@ -1,11 +1,10 @@
-//! Shared helpers for the integration tests: locating `shared/` beside the checkout and
-//! reading the reference traces.
+//! Shared helpers for the integration tests: reading the reference traces
+//! (`fixtures/reference-traces/`, located by `dpas_protocol::test_support`).
 
 pub mod server;
 pub mod testing;
 
-pub use dpas_protocol::require_traces;
-pub use dpas_protocol::test_support::{conformance_dir, shared_dir, traces_available, traces_dir};
+use dpas_protocol::test_support::traces_dir;
 
 /// A recorded response: status, lower-cased headers, raw body. A few records start with
 /// the request instead (`HTTP GET /api/threads/…`): their `status` is `None`.
@@ -74,10 +73,12 @@ pub fn chat_trace_names() -> Vec<String> {
         .collect()
 }
 
-/// Every trace name (`foo` for `foo.response.txt`), sorted.
+/// Every trace name (`foo` for `foo.response.txt`), sorted; never empty, so a suite that
+/// iterates over them cannot pass on nothing.
 pub fn trace_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(traces_dir())
-        .expect("traces dir")
+    let dir = traces_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the reference traces at {}: {e}", dir.display()))
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             e.file_name()
@@ -86,6 +87,11 @@ pub fn trace_names() -> Vec<String> {
                 .map(str::to_owned)
         })
         .collect();
+    assert!(
+        !names.is_empty(),
+        "no reference traces in {}",
+        dir.display()
+    );
     names.sort();
     names
 }

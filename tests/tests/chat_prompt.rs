@@ -45,7 +45,6 @@ async fn recording_server() -> (server::TestServer, Arc<Recorder>) {
 
 #[actix_web::test]
 async fn availability_changes_nothing_but_the_last_system_message() {
-    dpas_tests::require_traces!();
     let (srv, recorder) = recording_server().await;
     let mut body: Value =
         serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();

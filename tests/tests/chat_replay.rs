@@ -61,7 +61,6 @@ fn normalise(frames: &[Value]) -> Vec<Value> {
 
 #[actix_web::test]
 async fn every_reference_request_gets_the_reference_answer() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let mut replayed = 0;
     for name in chat_trace_names() {
@@ -123,7 +122,6 @@ async fn every_reference_request_gets_the_reference_answer() {
 
 #[actix_web::test]
 async fn no_model_is_the_recorded_503() {
-    dpas_tests::require_traces!();
     let srv = server::start_with(Options {
         model: Model::None,
         ..Options::default()
@@ -145,7 +143,6 @@ async fn no_model_is_the_recorded_503() {
 
 #[actix_web::test]
 async fn the_whole_carla_turn_runs_on_our_own_messages() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let step0_request: Value =
         serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();
@@ -258,7 +255,6 @@ async fn the_whole_carla_turn_runs_on_our_own_messages() {
 
 #[actix_web::test]
 async fn refusals_come_in_the_contract_order_before_any_stream() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let request = read_trace_request("browser-carla-step0").unwrap();
     // Session before decode (hardening: nobody anonymous gets a body parsed): any body
@@ -316,7 +312,6 @@ async fn refusals_come_in_the_contract_order_before_any_stream() {
 
 #[actix_web::test]
 async fn v1_collisions_abort_with_the_exact_message() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let mut body: Value = serde_json::from_slice(&read_trace_request("v1-step0").unwrap()).unwrap();
     body["frontendTools"].as_array_mut().unwrap().push(json!({

@@ -85,7 +85,6 @@ async fn controller_chat(srv: &TestServer, body: Value) -> ChatReply {
 
 #[actix_web::test]
 async fn collision_and_truncation() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let body: Value =
         serde_json::from_slice(&read_trace_request("v2-collision-and-truncated").unwrap()).unwrap();
@@ -99,7 +98,6 @@ async fn collision_and_truncation() {
 
 #[actix_web::test]
 async fn wire_name_clash_across_planes_is_a_collision() {
-    dpas_tests::require_traces!();
     // Decision 4: same wire name, different canonical id.
     let srv = server::start().await;
     let mut catalog = carla_catalog();
@@ -120,7 +118,6 @@ async fn wire_name_clash_across_planes_is_a_collision() {
 
 #[actix_web::test]
 async fn no_such_tool() {
-    dpas_tests::require_traces!();
     let srv = server::start_script(
         r#"{"turns": [
             {"text": ["Let me look."], "toolCalls": [{"name": "domain_collections-aging"}, {"name": "view_nope__made__up"}]},
@@ -152,7 +149,6 @@ async fn no_such_tool() {
 
 #[actix_web::test]
 async fn orphan_settlement() {
-    dpas_tests::require_traces!();
     let srv = server::start_script(
         r#"{"turns": [{"toolCalls": [{"name": "domain_collections-aging"}, {"name": "view_invoices__pending__readState"}], "errorAfterCalls": "The provider hung up."}]}"#,
     )
@@ -172,7 +168,6 @@ async fn orphan_settlement() {
 
 #[actix_web::test]
 async fn step_cap() {
-    dpas_tests::require_traces!();
     let srv = server::start_script(
         r#"{"turns": [{"toolCalls": [{"name": "domain_receivables-summary"}]}]}"#,
     )
@@ -195,7 +190,6 @@ async fn step_cap() {
 
 #[actix_web::test]
 async fn provider_error() {
-    dpas_tests::require_traces!();
     let srv = server::start_script(r#"{"turns": [{"error": "The provider refused the request (HTTP 400): bad tool schema."}]}"#).await;
     let reply = controller_chat(&srv, request("/receivables/pending", "hi", carla_catalog())).await;
     assert_eq!(error_codes(&reply), ["MODEL_ERROR"]);
@@ -209,7 +203,6 @@ async fn provider_error() {
 
 #[actix_web::test]
 async fn timeout() {
-    dpas_tests::require_traces!();
     let srv = server::start_with(Options {
         model: Model::Script(
             r#"{"turns": [{"text": ["Thinking about it"], "silentAfterText": true}]}"#,
@@ -237,7 +230,6 @@ async fn timeout() {
 
 #[actix_web::test]
 async fn analyst() {
-    dpas_tests::require_traces!();
     let srv = server::start().await;
     let body: Value =
         serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();

@@ -175,7 +175,6 @@ fn assert_carla_step0(reply: &ChatReply, call_a: &str, call_b: &str) {
 
 #[actix_web::test]
 async fn openai_adapter_carla_step0() {
-    dpas_tests::require_traces!();
     let vendor = StandIn::start(vec![Reply::sse(&openai_carla_stream())]).await;
     let reply = carla_step0(Arc::new(stand_in::openai(&vendor.base_url))).await;
     assert_carla_step0(&reply, "call_A", "call_B");
@@ -214,7 +213,6 @@ async fn openai_adapter_carla_step0() {
 
 #[actix_web::test]
 async fn anthropic_adapter_carla_step0() {
-    dpas_tests::require_traces!();
     let vendor = StandIn::start(vec![Reply::sse(&anthropic_carla_stream())]).await;
     let reply = carla_step0(Arc::new(stand_in::anthropic(&vendor.base_url))).await;
     assert_carla_step0(&reply, "toolu_A", "toolu_B");
@@ -243,7 +241,6 @@ async fn anthropic_adapter_carla_step0() {
 
 #[actix_web::test]
 async fn a_vendor_failure_is_a_safe_model_error_and_the_step_still_finishes() {
-    dpas_tests::require_traces!();
     let secret_body = format!(
         r#"{{"error":{{"message":"invalid key {} at {{BASE}}/v1/chat/completions from 10.1.2.3"}}}}"#,
         stand_in::OPENAI_KEY

@@ -1,5 +1,5 @@
 //! Conformance against the reference implementation's recorded traffic
-//! (`shared/conformance/reference-traces/`).
+//! (`fixtures/reference-traces/`).
 
 use dpas_protocol::catalog::capability_state_message;
 use dpas_protocol::ndjson::decode_all;
@@ -36,7 +36,6 @@ fn body_lines(body: &[u8]) -> Vec<Value> {
 
 #[test]
 fn the_trace_set_is_present() {
-    dpas_tests::require_traces!();
     let names = trace_names();
     assert!(names.len() >= 13, "{names:?}");
     assert!(stream_traces().len() >= 6);
@@ -44,7 +43,6 @@ fn the_trace_set_is_present() {
 
 #[test]
 fn every_recorded_request_decodes_or_fails_exactly_as_recorded() {
-    dpas_tests::require_traces!();
     let mut checked = 0;
     for name in trace_names() {
         let Some(request) = read_trace_request(&name) else {
@@ -74,7 +72,6 @@ fn every_recorded_request_decodes_or_fails_exactly_as_recorded() {
 
 #[test]
 fn recorded_error_bodies_match_the_error_table() {
-    dpas_tests::require_traces!();
     for name in trace_names() {
         let response = read_trace_response(&name);
         let status = response.status.unwrap();
@@ -91,7 +88,6 @@ fn recorded_error_bodies_match_the_error_table() {
 
 #[test]
 fn every_recorded_stream_decodes_and_re_encodes_json_equal() {
-    dpas_tests::require_traces!();
     for (name, response) in stream_traces() {
         let (frames, end) = decode_all(&response.body);
         assert!(end.is_ok(), "{name}: trailing fragment");
@@ -122,7 +118,6 @@ fn every_recorded_stream_decodes_and_re_encodes_json_equal() {
 
 #[test]
 fn recorded_names_scope_and_usage_follow_the_protocol_rules() {
-    dpas_tests::require_traces!();
     let floors = dpas_protocol::test_support::reference_route_floors();
     for (name, response) in stream_traces() {
         let request: Value = serde_json::from_slice(&read_trace_request(&name).unwrap()).unwrap();
@@ -176,7 +171,6 @@ fn recorded_names_scope_and_usage_follow_the_protocol_rules() {
 
 #[test]
 fn carla_step0_capability_state_is_the_documented_message() {
-    dpas_tests::require_traces!();
     let request = read_trace_request("browser-carla-step0").unwrap();
     let r = decode_request(&request).unwrap();
     assert_eq!(r.frontend_tools.len(), 16);
@@ -189,7 +183,6 @@ fn carla_step0_capability_state_is_the_documented_message() {
 
 #[test]
 fn recorded_message_histories_round_trip_unchanged() {
-    dpas_tests::require_traces!();
     for name in trace_names() {
         let Some(request) = read_trace_request(&name) else {
             continue;
@@ -232,9 +225,6 @@ proptest! {
     fn recorded_bodies_decode_the_same_at_any_chunk_boundaries(
         cuts in prop::collection::vec(any::<usize>(), 0..40),
     ) {
-        if !dpas_tests::traces_available() {
-            return Ok(());
-        }
         for (name, response) in stream_traces() {
             let whole = decode_all(&response.body).0;
             let split = frames_with_splits(&response.body, &cuts);
@@ -244,9 +234,6 @@ proptest! {
 
     #[test]
     fn byte_by_byte_and_crlf_bodies_decode_the_same(pick in 0usize..64) {
-        if !dpas_tests::traces_available() {
-            return Ok(());
-        }
         let traces = stream_traces();
         let (_, response) = &traces[pick % traces.len()];
         let whole = decode_all(&response.body).0;

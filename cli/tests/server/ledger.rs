@@ -1,4 +1,4 @@
-//! The seeded ledger through `/rpc` (surface `direct`), figures as in shared/demo/README.md.
+//! The seeded ledger through `/rpc` (surface `direct`), figures as in fixtures/demo/README.md.
 
 use serde_json::{json, Value};
 

@@ -21,10 +21,10 @@ pub const ANTHROPIC_KEY: &str = "sk-ant-test-Hj4kL7nP0qS3uV6wX9zA2cE5";
 /// In a `Reply::Status` body, replaced by the stand-in's own base URL when served.
 pub const BASE_PLACEHOLDER: &str = "{BASE}";
 
-/// Recorded vendor streams (`tests/fixtures/vendor/`, see its README): real traffic from
+/// Recorded vendor streams (`fixtures/provider-streams/`, see its README): real traffic from
 /// each vendor, kept in the repository.
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vendor")
+    dpas_protocol::test_support::fixtures_dir().join("provider-streams")
 }
 
 /// Every replayable fixture file name (`.sse` and `.chunks.jsonl`), sorted.

@@ -15,7 +15,6 @@ fn trace_body(name: &str) -> Vec<u8> {
 
 #[test]
 fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
-    dpas_protocol::require_traces!();
     let h = Harness::new();
     let step2 = trace_request("browser-carla-step2");
     // readState answers with the rows the reference table had (the trace's stc_6 result).

@@ -1,7 +1,7 @@
 // Drives bench.js in headless Chromium (Debian's, through playwright-core) and prints its
 // figures. Serves the page and the package (PKG_DIR, default host-wasm/pkg) itself on a free
-// 127.0.0.1 port. The recorded step is the reference trace browser-carla-step0 from the
-// shared conformance folder ($DPAS_SHARED_DIR, else ../shared beside the checkout).
+// 127.0.0.1 port. The recorded step is the reference trace browser-carla-step0 from
+// fixtures/reference-traces/.
 // Printed only, never asserted: scripts/bench-browser.sh runs it, CI does not.
 import http from "node:http";
 import { readFile } from "node:fs/promises";
@@ -13,9 +13,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../../../..");
 
 const pkg = path.resolve(process.env.PKG_DIR ?? path.join(root, "host-wasm/pkg"));
-const shared = path.resolve(process.env.DPAS_SHARED_DIR ?? path.join(root, "../shared"));
 const runs = Number(process.env.BENCH_RUNS ?? 50);
-const recorded = await readFile(path.join(shared, "conformance/reference-traces/browser-carla-step0.response.txt"), "utf8");
+const recorded = await readFile(path.join(root, "fixtures/reference-traces/browser-carla-step0.response.txt"), "utf8");
 const trace = recorded.slice(recorded.indexOf("\n\n") + 2);
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
