@@ -8,7 +8,7 @@ use clap::Parser;
 use host_server::appfiles::AppFiles;
 use host_server::config::{Cli, SessionSecret};
 use host_server::doors;
-use host_server::{http, lifecycle, AppBuilder, ServerConfig};
+use host_server::{lifecycle, AppBuilder, ServerConfig};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -107,9 +107,9 @@ async fn run(
         // The demo's sign-in and reset are mounted ahead of the doors.
         Some(with_demo) => {
             let routes = with_demo.routes(doors);
-            http::serve_with_signals(state, listener, workers, routes, false)?
+            host_server::serve_with_signals(state, listener, workers, routes, false)?
         }
-        None => http::serve_with_signals(state, listener, workers, doors, false)?,
+        None => host_server::serve_with_signals(state, listener, workers, doors, false)?,
     };
     println!(
         "listening on http://{addr} database={database} model={model}{}{}{}",

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 
 use dpas_demo::{Demo, CONTROLLER};
 use host_server::config::ServerConfig;
-use host_server::{http, AppBuilder, CallSurface, Correlation};
+use host_server::{AppBuilder, CallSurface, Correlation};
 use serde_json::json;
 
 fn main() -> std::io::Result<()> {
@@ -24,7 +24,7 @@ fn main() -> std::io::Result<()> {
         println!("listening on http://{} database=sqlite::memory: model=scripted demo=on", listener.local_addr()?);
         // The demo's sign-in, as the binary mounts it under `--demo`.
         let routes = demo.routes(|_| {});
-        let server = http::serve_with(state.clone(), listener, 1, routes)?;
+        let server = host_server::serve_with(state.clone(), listener, 1, routes)?;
         let correlation = Correlation { step_id: Some("stp_example".into()), invocation_id: Some("stc_1".into()), ..Correlation::default() };
         let envelope = state.runtime.invoke(&CONTROLLER.actor(), CallSurface::Model, "issue-invoice", json!({"id": 5}), correlation).await;
         println!("model tool call domain_issue-invoice {{\"id\":5}} as carla@example.com on aiSdk -> {envelope}");

@@ -12,7 +12,7 @@ use host_server::http::{body, error::ApiError, resource, user_json, Caller};
 use host_server::AppState;
 
 use crate::ledger::Ledger;
-use crate::{DemoUser, CONTROLLER};
+use crate::users::{DemoUser, CONTROLLER};
 
 /// `routes` (an embedder's extra routes, as `http::serve_with` takes them) with the demo's
 /// endpoints mounted ahead of them: how the binary mounts the demo under `--demo`. Extra

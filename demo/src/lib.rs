@@ -16,6 +16,7 @@
 pub mod capabilities;
 pub mod http;
 pub mod ledger;
+mod users;
 
 use std::sync::{Arc, OnceLock};
 
@@ -25,13 +26,9 @@ use dpas_store::Db;
 use host_server::appfiles::AppFiles;
 use host_server::{doors, AppBuilder, ServerConfig};
 pub use ledger::Ledger;
+pub use users::{DemoUser, ANALYST, CONTROLLER, ROLE_ANALYST, ROLE_CONTROLLER};
 
-use dpas_governance::{
-    policy_fn, Actor, CallSurface, Decision, Policy, PolicyPhase, RuntimeBuilder,
-};
-
-pub const ROLE_CONTROLLER: &str = "controller";
-pub const ROLE_ANALYST: &str = "analyst";
+use dpas_governance::{policy_fn, CallSurface, Decision, Policy, PolicyPhase, RuntimeBuilder};
 
 /// Capabilities a model surface may only run after the user approves.
 pub const GATED_CAPABILITIES: [&str; 2] = ["issue-invoice", "delete-invoice"];
@@ -137,35 +134,6 @@ pub fn configured(config: &ServerConfig, files: &AppFiles) -> Result<ChatConfig,
     let floors = files.routes.clone().unwrap_or_else(route_floors);
     let prompt = files.prompt.as_deref().unwrap_or(APP_PROMPT);
     doors::for_app(config, floors, prompt)
-}
-
-/// A demo identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DemoUser {
-    pub email: &'static str,
-    pub name: &'static str,
-    pub role: &'static str,
-}
-
-pub const CONTROLLER: DemoUser = DemoUser {
-    email: "carla@example.com",
-    name: "Carla Controller",
-    role: ROLE_CONTROLLER,
-};
-pub const ANALYST: DemoUser = DemoUser {
-    email: "ada@example.com",
-    name: "Ada Analyst",
-    role: ROLE_ANALYST,
-};
-
-impl DemoUser {
-    pub fn by_role(role: &str) -> Option<Self> {
-        [CONTROLLER, ANALYST].into_iter().find(|u| u.role == role)
-    }
-
-    pub fn actor(&self) -> Actor {
-        Actor::user(self.email, self.name, self.role)
-    }
 }
 
 /// `gate-model-writes`: issue and delete from a model surface need the user's approval.

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::Refusal;
+use crate::refusal::Refusal;
 
 /// Seconds a refused chat step is told to wait: steps are short, the wait only spaces retries.
 const STEP_RETRY_AFTER_SECS: u64 = 2;

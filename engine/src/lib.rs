@@ -27,6 +27,7 @@ mod gate;
 pub mod metrics;
 mod models;
 pub mod prompt;
+mod refusal;
 pub mod run;
 
 use std::sync::Arc;
@@ -41,6 +42,7 @@ pub use compose::DomainCatalogs;
 pub use drain::{Drain, RunGuard};
 pub use gate::{StepGate, StepPermit};
 pub use models::{models_for, ModelSet, ModelSetupError, ModelSpec, ModelSpecError};
+pub use refusal::Refusal;
 pub use run::{FrameSink, StepRun};
 
 /// Frames buffered between the run and a slow client; the run waits when it is full and
@@ -78,20 +80,6 @@ impl ChatConfig {
             model_timeout,
         })
     }
-}
-
-/// Why a step was not started. Each is decided before the first byte of a stream.
-#[derive(Debug, thiserror::Error)]
-pub enum Refusal {
-    /// A refusal from the shared table (`MODEL_NOT_CONFIGURED`, the catalog's 409/413, …).
-    #[error(transparent)]
-    Host(#[from] HostError),
-    /// The actor already runs as many steps as it may (429 `RATE_LIMITED`).
-    #[error("busy: retry in {retry_after_secs}s")]
-    Busy { retry_after_secs: u64 },
-    /// The server is draining and starts no new steps (503 `SHUTTING_DOWN`).
-    #[error("shutting down")]
-    ShuttingDown,
 }
 
 /// What every run needs from the server: cheap to clone (every part is shared).

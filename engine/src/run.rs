@@ -169,7 +169,7 @@ pub struct StepRun {
     /// Subscribed after composition, so composition's own audit records are not forwarded.
     pub audit: AuditReader,
     /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
-    pub permit: Option<crate::StepPermit>,
+    pub permit: Option<crate::gate::StepPermit>,
     /// This run's place among the steps a shutdown waits for, and its cut signal.
     pub drain: Option<RunGuard>,
 }
@@ -792,20 +792,12 @@ impl StepRun {
         append.messages.extend(history.messages.iter());
         match self.threads.append(owner, conversation, append).await {
             Ok(()) => None,
-            Err(ThreadError::Full(caps)) => Some(Frame::Inspector(InspectorFrame {
-                lane: Lane::Host,
-                event_type: "thread.full".into(),
-                summary: format!(
-                    "this conversation reached its stored limit ({} messages, {} bytes) — this step was not saved; start a new conversation",
-                    caps.messages, caps.bytes
-                ),
-                correlation: Some(self.correlation()),
-                data: Some(json!({
-                    "conversationId": conversation,
-                    "maxMessages": caps.messages,
-                    "maxBytes": caps.bytes,
-                })),
-            })),
+            Err(ThreadError::Full(caps)) => Some(host_inspector::thread_full(
+                conversation,
+                caps.messages,
+                caps.bytes,
+                self.correlation(),
+            )),
             Err(e) => {
                 tracing::error!(error = %e, "persisting the thread failed");
                 None

@@ -167,7 +167,6 @@ impl AppBuilder {
             Some(db) => db,
             None => db::connect(&self.config.database_url).await?,
         };
-        crate::telemetry::prometheus();
         for prepare in self.preparations {
             prepare(pool.clone()).await.map_err(StartupError::Seed)?;
         }

@@ -12,6 +12,28 @@ use std::time::Duration;
 use actix_web::dev::Server;
 pub use dpas_engine::{Drain, RunGuard};
 
+/// Runs `task` every `period` for as long as the server runs, from one period after the
+/// call (the start already did the work once); a failure is logged as `what … failed` and
+/// the next period tries again. Spawned on the current thread's task set (a worker's, or the
+/// server's system).
+pub fn every<F, Fut, E>(period: Duration, what: &'static str, mut task: F)
+where
+    F: FnMut() -> Fut + 'static,
+    Fut: std::future::Future<Output = Result<(), E>> + 'static,
+    E: std::fmt::Display,
+{
+    actix_web::rt::spawn(async move {
+        let mut ticks = tokio::time::interval(period);
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            if let Err(e) = task().await {
+                tracing::warn!(error = %e, "{what} failed");
+            }
+        }
+    });
+}
+
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
 pub async fn shutdown_signal() {
     #[cfg(unix)]

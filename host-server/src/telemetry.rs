@@ -4,7 +4,7 @@
 //! bounded whatever clients send.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -78,16 +78,11 @@ fn describe() {
 }
 
 /// Drains histogram samples now and then (the exporter's upkeep; no listener runs it here).
-pub fn spawn_upkeep() {
+pub fn run_upkeep() -> Result<(), std::convert::Infallible> {
     if let Some(handle) = prometheus() {
-        actix_web::rt::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(5));
-            loop {
-                every.tick().await;
-                handle.run_upkeep();
-            }
-        });
+        handle.run_upkeep();
     }
+    Ok(())
 }
 
 /// `GET /metrics`: the text exposition format.

@@ -738,6 +738,27 @@ pub mod host_inspector {
         )
     }
 
+    /// `thread.full`: the conversation reached its stored caps; the step was not saved.
+    pub fn thread_full(
+        conversation_id: &str,
+        max_messages: usize,
+        max_bytes: usize,
+        correlation: Map<String, Value>,
+    ) -> Frame {
+        host(
+            "thread.full",
+            format!(
+                "this conversation reached its stored limit ({max_messages} messages, {max_bytes} bytes) — this step was not saved; start a new conversation"
+            ),
+            correlation,
+            object([
+                ("conversationId", Value::from(conversation_id)),
+                ("maxMessages", Value::from(max_messages as u64)),
+                ("maxBytes", Value::from(max_bytes as u64)),
+            ]),
+        )
+    }
+
     /// `inspector.dropped`: `<n> audit entry dropped — reader fell behind` (`entries` if n≠1).
     pub fn dropped(count: u64, correlation: Map<String, Value>) -> Frame {
         let noun = if count == 1 { "entry" } else { "entries" };

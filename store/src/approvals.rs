@@ -10,7 +10,7 @@ use dpas_governance::{
 };
 use time::OffsetDateTime;
 
-use crate::Db;
+use crate::db::Db;
 
 /// Approval records in the database (table `approvals`), so pending approvals survive a
 /// restart and every replica sees the same ones. Each change is a read-modify-write of one
@@ -265,7 +265,7 @@ mod tests {
 
     #[tokio::test]
     async fn sqlite_store_life_cycle() {
-        let db = crate::connect("sqlite::memory:").await.expect("db");
+        let db = crate::db::connect("sqlite::memory:").await.expect("db");
         dpas_governance::approval::conformance::life_cycle(&SqlApprovalStore::new(db)).await;
     }
 }

@@ -20,7 +20,8 @@ use tokio::sync::{mpsc, watch};
 
 use dpas_governance::{AuditEntry, AuditHub};
 
-use crate::{Arg, Backend, Db, LockKey};
+use crate::conn::Arg;
+use crate::db::{Backend, Db, LockKey};
 
 /// Default audit rows kept by an in-memory database (`sqlite::memory:`): the table lives in
 /// the process, so it is bounded there; a file or PostgreSQL keeps every entry by default.
@@ -40,7 +41,7 @@ pub enum AuditRetention {
 impl AuditRetention {
     /// The default for a database URL: [`DEFAULT_MEMORY_AUDIT_ROWS`] in memory, else all.
     pub fn default_for(database_url: &str) -> Self {
-        if crate::is_memory(database_url) {
+        if crate::db::is_memory(database_url) {
             Self::Rows(DEFAULT_MEMORY_AUDIT_ROWS)
         } else {
             Self::All

@@ -3,7 +3,7 @@
 
 use time::OffsetDateTime;
 
-use crate::Db;
+use crate::db::Db;
 
 /// The still-unexpired revocations, `(session id, expiry in Unix seconds)`; the expired ones
 /// are deleted from the table first.

@@ -12,7 +12,8 @@ use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::{get, Arg, Cells, Db};
+use crate::conn::{get, Arg, Cells};
+use crate::db::Db;
 
 /// A posted tool message cut to the parts worth storing.
 #[derive(Serialize)]
@@ -445,7 +446,7 @@ mod tests {
     /// Migration 0004 carries every thread of the old one-row-per-thread table over.
     #[tokio::test]
     async fn migration_moves_old_threads_to_rows() {
-        let db = crate::memory_without_migrations().await;
+        let db = crate::db::memory_without_migrations().await;
         sqlx::raw_sql(include_str!("../migrations/sqlite/0002_threads.sql"))
             .execute(&*db)
             .await

@@ -12,7 +12,7 @@ use dpas_demo::ledger::Ledger;
 use dpas_demo::{Demo, ANALYST, CONTROLLER};
 use dpas_governance::{CallSurface, Correlation};
 use host_server::config::ServerConfig;
-use host_server::{http, AppBuilder, AppState};
+use host_server::{AppBuilder, AppState};
 use time::macros::date;
 use time::Date;
 
@@ -53,9 +53,9 @@ where
     let server = if state.config.demo {
         let ledger = Ledger::with_today(state.pool.clone(), std::sync::Arc::new(|| DEMO_TODAY));
         let routes = dpas_demo::http::with_demo(ledger, extra);
-        http::serve_with(state.clone(), listener, 1, routes)
+        host_server::serve_with(state.clone(), listener, 1, routes)
     } else {
-        http::serve_with(state.clone(), listener, 1, extra)
+        host_server::serve_with(state.clone(), listener, 1, extra)
     }
     .expect("server starts");
     actix_web::rt::spawn(server);

@@ -218,7 +218,7 @@ async fn the_demo_endpoints_are_mounted_by_the_binary_not_by_the_http_layer() {
         format!("{COOKIE_NAME}={}", keys.sign(&keys.claims_for(&carla())))
     };
 
-    let library = init_service(host_server::http::app(state.clone())).await;
+    let library = init_service(host_server::app(state.clone())).await;
     assert_eq!(call_service(&library, sign_in()).await.status(), 404);
     assert_eq!(call_service(&library, reset(&cookie)).await.status(), 404);
 
@@ -227,7 +227,7 @@ async fn the_demo_endpoints_are_mounted_by_the_binary_not_by_the_http_layer() {
         std::sync::Arc::new(|| crate::common::TODAY),
     );
     let routes = dpas_demo::http::with_demo(ledger, |_| {});
-    let binary = init_service(host_server::http::app_with(state, routes)).await;
+    let binary = init_service(host_server::app_with(state, routes)).await;
     let signed_in = call_service(&binary, sign_in()).await;
     assert_eq!(signed_in.status(), 200);
     assert!(signed_in.headers().contains_key("set-cookie"));

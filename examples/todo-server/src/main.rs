@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use host_server::config::Cli;
-use host_server::{http, ServerConfig};
+use host_server::ServerConfig;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -65,7 +65,7 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     );
     let (state, chat) = todo_server::build(config).await?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    let server = http::serve_with(state, listener, workers, todo_server::routes(chat))?;
+    let server = host_server::serve_with(state, listener, workers, todo_server::routes(chat))?;
     println!("{line}");
     server.await?;
     Ok(())

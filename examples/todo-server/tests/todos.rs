@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body_json, TestRequest};
 use dpas_governance::Envelope;
-use host_server::{http, Actor, AppState, CallSurface, Correlation, ServerConfig};
+use host_server::{Actor, AppState, CallSurface, Correlation, ServerConfig};
 use serde_json::{json, Value};
 
 async fn app() -> AppState {
@@ -97,7 +97,11 @@ async fn sign_in_and_bad_input_get_the_contracts_answers() {
         todo_server::APP_PROMPT,
     )
     .expect("the scripted model builds");
-    let service = init_service(http::app_with(state.clone(), todo_server::routes(chat))).await;
+    let service = init_service(host_server::app_with(
+        state.clone(),
+        todo_server::routes(chat),
+    ))
+    .await;
     let post = |path: &str, body: Value| {
         TestRequest::post()
             .uri(path)

@@ -2,7 +2,7 @@
 //! value (a schema violation) can name its line. The text has already parsed: these walkers
 //! only find positions, and give up (`None`) on anything unexpected.
 
-use super::capabilities::Format;
+use super::spec::Format;
 
 /// The byte offset of the value at `pointer` (`/capabilities/0/id`), or of its closest
 /// ancestor that exists.
@@ -164,7 +164,7 @@ fn json_offset(text: &str, segments: &[String]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::appfiles::line_column;
+    use crate::appfiles::text::line_column;
 
     #[test]
     fn pointers_find_their_lines_in_json_and_toml() {

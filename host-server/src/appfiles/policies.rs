@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::capabilities::{DenyIfRole, HideUnlessRole, PolicySpec, RequireApproval};
+use super::spec::{DenyIfRole, HideUnlessRole, PolicySpec, RequireApproval};
 use dpas_governance::{policy_fn, CallSurface, Decision, Policy, PolicyPhase};
 
 /// The policy a file entry describes (the schema guarantees exactly one rule per entry).

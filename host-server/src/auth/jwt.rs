@@ -19,7 +19,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
-use super::bearer;
+use super::bearer::bearer;
 use crate::config::{ClaimNames, JwtConfig, JwtKeys};
 use dpas_governance::{Actor, Credential};
 

@@ -10,20 +10,21 @@
 //! Every door asks [`actor_of`] before it reads a byte of the body. Every failure is 401
 //! with a code from the one host error table; no message ever contains a token.
 
+mod bearer;
 pub mod jwt;
 pub mod proxy;
 
 use std::sync::Arc;
 
-use actix_web::http::header::{HeaderMap, AUTHORIZATION};
+use actix_web::http::header::HeaderMap;
 use actix_web::{web, HttpRequest};
+use dpas_governance::Actor;
 use dpas_protocol::{HostError, HostErrorCode};
 
-use crate::app::AppState;
 use crate::config::AuthConfig;
 use crate::http::error::ApiError;
 use crate::session::SessionKeys;
-use dpas_governance::{Actor, Credential};
+use bearer::{bearer, raw_authorization};
 
 pub use jwt::{JwtAuth, JwtSetupError};
 pub use proxy::ProxyAuth;
@@ -64,14 +65,13 @@ impl Auth {
             return;
         };
         let auth = Arc::clone(self);
-        actix_web::rt::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            ticks.tick().await;
-            loop {
-                ticks.tick().await;
+        crate::lifecycle::every(every, "refreshing the JWKS", move || {
+            let auth = Arc::clone(&auth);
+            async move {
                 if let Self::Jwt(jwt) = auth.as_ref() {
                     jwt.refresh().await;
                 }
+                Ok::<(), std::convert::Infallible>(())
             }
         });
     }
@@ -101,30 +101,6 @@ impl Auth {
     }
 }
 
-/// The `Authorization` header as received, when it is one readable value.
-fn raw_authorization(headers: &HeaderMap) -> Option<Credential> {
-    headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(Credential::new)
-}
-
-/// The token of `Authorization: Bearer <token>`; `Err` when the header is there but is not
-/// one bearer token.
-pub(crate) fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
-    let value = headers.get(AUTHORIZATION)?;
-    Some(
-        value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
-            .filter(|token| !token.is_empty() && !token.contains(char::is_whitespace))
-            .ok_or(()),
-    )
-}
-
 fn session_actor(
     headers: &HeaderMap,
     sessions: &SessionKeys,
@@ -141,12 +117,20 @@ fn session_actor(
     }
 }
 
+/// Where identity comes from, registered as app data beside the state: the `--auth` mode and
+/// the session keys. What [`actor_at`] reads, and all it reads.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub auth: Arc<Auth>,
+    pub sessions: SessionKeys,
+}
+
 /// The actor of a request to `door`, or the 401 that says why not.
 pub async fn actor_at(req: &HttpRequest, door: Door) -> Result<Actor, ApiError> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Internal("application state is not registered".to_owned()))?;
-    Ok(state.auth.actor(req, &state.sessions, door).await?)
+    let identity = req
+        .app_data::<web::Data<Identity>>()
+        .ok_or_else(|| ApiError::Internal("the identity source is not registered".to_owned()))?;
+    Ok(identity.auth.actor(req, &identity.sessions, door).await?)
 }
 
 /// The actor of a request to the app's own doors (`/rpc`, approvals, threads, chat).

@@ -25,9 +25,9 @@ use serde_json::{json, Map, Value};
 use dpas_engine::compose::provider_safe;
 use dpas_engine::ChatConfig;
 
-use super::malformed;
+use super::open::malformed;
+use super::open::{open_door, BodyKind};
 use super::sse::{self, FrameEncoder};
-use super::{open_door, BodyKind};
 use crate::http::error::ApiError;
 use crate::AppState;
 
@@ -415,7 +415,7 @@ pub async fn agent_ag_ui(
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
     let (run, translated) = open_door(&req, payload, &state, &chat, BodyKind::Json, |body| {
-        super::translated(body, |body| {
+        super::open::translated(body, |body| {
             translate(body).map(|mut t| (std::mem::take(&mut t.request), t))
         })
     })

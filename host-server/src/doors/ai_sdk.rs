@@ -20,8 +20,8 @@ use serde_json::{json, Map, Value};
 
 use dpas_engine::ChatConfig;
 
+use super::open::{malformed, open_door, translated, BodyKind};
 use super::sse::{self, FrameEncoder};
-use super::{malformed, open_door, translated, BodyKind};
 use crate::http::error::ApiError;
 use crate::AppState;
 

@@ -16,7 +16,7 @@ use dpas_protocol::decode_request;
 use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
-use super::{open_door, BodyKind};
+use super::open::{open_door, BodyKind};
 use crate::http::error::ApiError;
 use crate::AppState;
 

@@ -75,7 +75,7 @@ async fn owned_record(
         .ok_or(ApiError::NotFound)
 }
 
-pub(super) async fn list_approvals(
+pub(crate) async fn list_approvals(
     state: web::Data<AppState>,
     Caller(actor): Caller,
 ) -> Result<HttpResponse, ApiError> {
@@ -88,7 +88,7 @@ pub(super) async fn list_approvals(
     Ok(HttpResponse::Ok().json(cards))
 }
 
-pub(super) async fn get_approval(
+pub(crate) async fn get_approval(
     state: web::Data<AppState>,
     Caller(actor): Caller,
     path: web::Path<String>,
@@ -125,7 +125,7 @@ fn approval_status_error(status: ApprovalStatus) -> dpas_governance::CapabilityE
 
 /// Decides the caller's approval and, approved, runs it; the receipt goes to the thread the
 /// decision names. The answer is the receipt and the resolution ([`Resolution`]).
-pub(super) async fn decide_approval(
+pub(crate) async fn decide_approval(
     Caller(actor): Caller,
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -37,7 +37,9 @@ pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
     if json {
         Ok(())
     } else {
-        Err(ApiError::UnsupportedMediaType)
+        Err(ApiError::Host(HostError::of(
+            HostErrorCode::UnsupportedMediaType,
+        )))
     }
 }
 
@@ -113,7 +115,9 @@ fn json_error(err: JsonPayloadError, bad_body: &dyn Fn(&dyn Display) -> String) 
             ApiError::BadRequest(format!("Could not read the request body: {e}"))
         }
         // Not reached with any `Content-Type` accepted; refused as `harden` would.
-        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType,
+        JsonPayloadError::ContentType => {
+            ApiError::Host(HostError::of(HostErrorCode::UnsupportedMediaType))
+        }
         other => ApiError::Internal(other.to_string()),
     }
 }

@@ -44,12 +44,10 @@ pub enum ApiError {
     NotFound,
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
-    /// 429 `RATE_LIMITED`, with the seconds to wait in `Retry-After`.
+    /// The shared table's `RATE_LIMITED` (its status and message), with the seconds to wait
+    /// in `Retry-After`.
     #[error("rate limited for {retry_after_secs}s")]
     RateLimited { retry_after_secs: u64 },
-    /// The body is not `application/json` where only JSON is taken.
-    #[error("unsupported media type")]
-    UnsupportedMediaType,
     /// 503 `SHUTTING_DOWN`: the server is draining and starts no new steps.
     #[error("shutting down")]
     ShuttingDown,
@@ -75,10 +73,7 @@ impl ApiError {
     /// it is not a shared host code.
     fn api_code(&self) -> Option<ApiCode> {
         match self {
-            Self::Host(_)
-            | Self::Conflict { .. }
-            | Self::RateLimited { .. }
-            | Self::UnsupportedMediaType => None,
+            Self::Host(_) | Self::Conflict { .. } | Self::RateLimited { .. } => None,
             Self::BadRequest(_) => Some(ApiCode::BadRequest),
             Self::NotFound => Some(ApiCode::NotFound),
             Self::ShuttingDown => Some(ApiCode::ShuttingDown),
@@ -91,7 +86,6 @@ impl ApiError {
             Self::Host(h) => h.code.as_str(),
             Self::Conflict { code, .. } => code,
             Self::RateLimited { .. } => HostErrorCode::RateLimited.as_str(),
-            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType.as_str(),
             other => other.api_code().unwrap_or(ApiCode::InternalError).as_str(),
         }
     }
@@ -101,9 +95,6 @@ impl ApiError {
             Self::Host(h) => h.message.clone(),
             Self::BadRequest(m) | Self::Conflict { message: m, .. } => m.clone(),
             Self::RateLimited { .. } => HostErrorCode::RateLimited.default_message().to_owned(),
-            Self::UnsupportedMediaType => HostErrorCode::UnsupportedMediaType
-                .default_message()
-                .to_owned(),
             other => other
                 .api_code()
                 .unwrap_or(ApiCode::InternalError)
@@ -120,8 +111,9 @@ impl ResponseError for ApiError {
                 .http_status()
                 .map_or(StatusCode::INTERNAL_SERVER_ERROR, status),
             Self::Conflict { .. } => StatusCode::CONFLICT,
-            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::RateLimited { .. } => HostErrorCode::RateLimited
+                .http_status()
+                .map_or(StatusCode::TOO_MANY_REQUESTS, status),
             other => status(other.api_code().map_or(500, ApiCode::http_status)),
         }
     }

@@ -71,7 +71,7 @@ async fn file(req: &HttpRequest, path: &Path, cache: bool) -> Option<HttpRespons
     Some(resp)
 }
 
-pub(super) async fn fallback(
+pub(crate) async fn fallback(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {

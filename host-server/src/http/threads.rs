@@ -11,14 +11,14 @@ fn storage(e: dpas_governance::threads::ThreadError) -> ApiError {
     ApiError::Internal(e.to_string())
 }
 
-pub(super) async fn list_threads(
+pub(crate) async fn list_threads(
     state: web::Data<AppState>,
     Caller(actor): Caller,
 ) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(state.threads.list(&actor.id).await.map_err(storage)?))
 }
 
-pub(super) async fn get_thread(
+pub(crate) async fn get_thread(
     state: web::Data<AppState>,
     Caller(actor): Caller,
     path: web::Path<String>,
@@ -32,7 +32,7 @@ pub(super) async fn get_thread(
     Ok(HttpResponse::Ok().json(meta))
 }
 
-pub(super) async fn thread_messages(
+pub(crate) async fn thread_messages(
     state: web::Data<AppState>,
     Caller(actor): Caller,
     path: web::Path<String>,
@@ -48,7 +48,7 @@ pub(super) async fn thread_messages(
         .body(messages))
 }
 
-pub(super) async fn delete_thread(
+pub(crate) async fn delete_thread(
     state: web::Data<AppState>,
     Caller(actor): Caller,
     path: web::Path<String>,
