@@ -1,3 +1,5 @@
+#![warn(unreachable_pub)]
+
 //! The demo receivables domain, an embedder of `host-server` built on its public API only
 //! (as `examples/todo-server` is): its ledger in the server's database, its capabilities and
 //! policies, its two users and their sign-in, its routes and its prompt.

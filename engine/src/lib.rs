@@ -1,3 +1,5 @@
+#![warn(unreachable_pub)]
+
 //! The step engine: one step request's run, from the decoded request to its last frame.
 //! Every door into the engine (`/agent/chat`'s NDJSON, the AI SDK's and AG-UI's streams)
 //! decodes its own body, then runs the same [`Engine::prepare`] → [`spawn_run`].

@@ -1,3 +1,5 @@
+#![warn(unreachable_pub)]
+
 //! The governed domain runtime: every call from every surface goes through one pipeline of
 //! exposure, validation, actor check, policies, approval gate, bounded execution and audit.
 //! Governed failures never panic or throw; they come back as envelopes.

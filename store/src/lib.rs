@@ -1,5 +1,21 @@
+#![warn(unreachable_pub)]
+
 //! The database: SQLite (embedded, the default) or PostgreSQL (shared by replicas), chosen by
-//! the URL's scheme, behind one pool type.
+//! the URL's scheme, behind one pool type, and the SQL stores of `dpas-governance`'s traits.
+//!
+//! # API
+//! - [`connect`] → [`Db`] (migrated), [`ready`], [`Conn`] (a run of a step's statements), the
+//!   row readers ([`get`], [`Cell`], [`Cells`]).
+//! - [`SqlApprovalStore`], [`SqlThreadStore`], [`AuditLog`] (the audit table's writer and
+//!   reader, [`AuditRetention`]), [`revocations`] (signed-out sessions).
+//!
+//! # Invariants
+//! - No HTTP (no actix-web in its tree).
+//! - One set of statements for both backends (sqlx `Any`, `$N` placeholders); the dialect
+//!   differences are in [`Db`] and nowhere else.
+//! - Every change that must not race (an approval's decision, a thread's append, an audit
+//!   batch) is one transaction holding its row's or its table's lock, so replicas on one
+//!   PostgreSQL database act as one.
 //!
 //! Every store is written once against sqlx's `Any` driver: the statements use `$N`
 //! placeholders and SQL both backends read the same way, so there is one set of semantics.

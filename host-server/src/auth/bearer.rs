@@ -4,7 +4,7 @@ use actix_web::http::header::{HeaderMap, AUTHORIZATION};
 use dpas_governance::Credential;
 
 /// The `Authorization` header as received, when it is one readable value.
-pub fn raw_authorization(headers: &HeaderMap) -> Option<Credential> {
+pub(crate) fn raw_authorization(headers: &HeaderMap) -> Option<Credential> {
     headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -13,7 +13,7 @@ pub fn raw_authorization(headers: &HeaderMap) -> Option<Credential> {
 
 /// The token of `Authorization: Bearer <token>`; `Err` when the header is there but is not
 /// one bearer token.
-pub fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
     let value = headers.get(AUTHORIZATION)?;
     Some(
         value

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// Turns frames into events; `encode` returns `true` once the stream is complete.
-pub trait FrameEncoder: Send + 'static {
+pub(crate) trait FrameEncoder: Send + 'static {
     fn encode(&mut self, frame: Frame, out: &mut Vec<Value>) -> bool;
     /// Written after the last event (the AI SDK's `[DONE]`), if anything.
     fn trailer(&self) -> Option<&'static str> {
@@ -39,7 +39,7 @@ fn data_lines(events: &[Value], trailer: Option<&str>) -> Bytes {
 
 /// Starts the run as its own task (a departed client stops nothing) and streams its frames
 /// through `encoder` as an SSE response built on `response`.
-pub fn stream(
+pub(crate) fn stream(
     run: StepRun,
     encoder: impl FrameEncoder,
     mut response: HttpResponseBuilder,
