@@ -9,7 +9,7 @@
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
-//! - [`meta`] (in `turn`, beside direct dispatch): meta mode, the three `surface_*` tools
+//! - [`turn::meta`] (beside direct dispatch): meta mode, the three `surface_*` tools
 //!   executed against the registry;
 //! - [`projection`]: direct-mode descriptors, `frontendState` and the wire-name map;
 //! - [`envelope`]: the typed error envelope and invocation results;
@@ -34,9 +34,10 @@ pub mod registry;
 pub mod schema;
 pub mod settle;
 mod shared;
+mod text;
 pub mod turn;
-pub use turn::meta;
 mod vec_map;
+mod version;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -56,3 +57,4 @@ pub use turn::{
     run_turn, AbortSignal, ConfirmRequest, Transport, TurnEnv, TurnEvent, TurnObserver,
     TurnOptions, TurnOutcome, TurnStatus, TurnUi,
 };
+pub use version::SurfaceVersion;

@@ -50,7 +50,7 @@ fn fail_with(code: DefinitionErrorCode, parts: &[&str]) -> Result<(), Definition
 }
 
 fn check_description(owner: &str, text: &str, max: usize) -> Result<(), DefinitionError> {
-    let length = crate::envelope::char_count(text);
+    let length = crate::text::char_count(text);
     if length == 0 {
         return fail_with(
             DefinitionErrorCode::InvalidDefinition,

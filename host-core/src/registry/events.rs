@@ -1,9 +1,9 @@
 //! Surface events and their delivery: after the mutation that caused them, in order, with
 //! re-entrant emissions queued rather than nested.
 
-use super::SurfaceVersion;
 use crate::cell::Access;
 use crate::envelope::ErrorCode;
+use crate::version::SurfaceVersion;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

@@ -1,10 +1,11 @@
 //! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
 //! it is available, never observation output.
 
-use super::{Surface, SurfaceVersion};
+use super::state::Surface;
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
+use crate::version::SurfaceVersion;
 use dpas_protocol::json::{Map, Value};
 use serde::Serialize;
 

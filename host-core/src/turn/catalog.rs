@@ -4,7 +4,7 @@
 
 use super::dispatch::{prepare, Dispatched};
 use super::meta::{meta_projection, prepare_meta, MetaInvoke};
-use super::TurnUi;
+use super::platform::TurnUi;
 use crate::capability::Effect;
 use crate::projection::{project, Projection};
 use crate::registry::{InvokeRequest, Surface};

@@ -1,7 +1,7 @@
 //! J5: one browser tool call, resolved against the live surface at call time, with the
 //! confirmation round trip for capabilities that require it.
 
-use super::{ConfirmRequest, TurnUi};
+use super::platform::{ConfirmRequest, TurnUi};
 use crate::envelope::{ErrorCode, InvocationResult, SurfaceError};
 use crate::projection::project;
 use crate::registry::{InvokeRequest, Surface};

@@ -13,7 +13,8 @@
 use crate::capability::Effect;
 use crate::envelope::{ErrorCode, Retry, SurfaceError};
 
-use super::{invoke_confirmed, Dispatched, TurnUi};
+use super::dispatch::{invoke_confirmed, Dispatched};
+use super::platform::TurnUi;
 use crate::projection::Projection;
 use crate::registry::{InvokeRequest, SnapshotOptions, Surface, SurfaceVersion};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
