@@ -8,8 +8,8 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "format"
 cargo fmt --all -- --check
 
-step "docs: every Markdown link resolves inside the repository; the package build's import-name shortening"
-node --test scripts/check-docs.test.mjs scripts/lib/shorten-imports.test.mjs
+step "docs: every Markdown link resolves inside the repository; the package build's import-name shortening; no new import circle between a crate's files"
+node --test scripts/check-docs.test.mjs scripts/lib/shorten-imports.test.mjs scripts/check-imports.test.mjs
 
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
