@@ -231,8 +231,8 @@ impl ConversationDriver {
 
     /// [`send`](Self::send) up to the turn: the user message into the store, the turn's
     /// parts made and its options; a busy conversation's answer instead. Synchronous, so a
-    /// binding can run the turn in its own future (#16: a nested `send` future measured
-    /// larger); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
+    /// binding can run the turn in its own future rather than a nested one (the crate's size
+    /// rule); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
     pub fn start<E>(
         self: &Rc<Self>,
         text: &str,

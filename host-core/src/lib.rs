@@ -2,9 +2,23 @@
 //! `host-wasm` is its binding: it wraps JS functions into these traits and converts values,
 //! nothing more.
 //!
-//! Architecture invariant: this crate knows nothing of JavaScript. It depends on no
+//! Architecture Invariant: this crate knows nothing of JavaScript. It depends on no
 //! `wasm-bindgen`, `js-sys` or `web-sys` (`scripts/test.sh` checks its dependency tree), so
 //! every rule here runs and is tested on the host machine.
+//!
+//! Architecture Invariant (the size rule): this crate is part of the browser build, whose
+//! gzip size has a budget (`scripts/build-wasm.sh`). In its crates, prefer loops to iterator
+//! adaptors, `concat` to `format!`, one async body to nested futures, and types the build
+//! already has to new ones (a `Vec` over a `VecDeque`, `u64`'s `Display` over `u16`'s): each
+//! generic instance costs bytes. The measurements are in `host-wasm/README.md`, "Size".
+//!
+//! Architecture Invariant: no file imports a file that imports it (`scripts/check-imports.mjs`).
+//! Value types sit in leaves (`version.rs`: `SurfaceVersion`; `text.rs`), the registry's
+//! shared state in `registry/state.rs`, the step loop's platform traits in `turn/platform.rs`.
+//!
+//! The public API is the modules below and the re-exports at this root. Each path has one
+//! name: [`turn::meta`] is reached through `turn` only, [`SurfaceVersion`] is also
+//! `registry::SurfaceVersion`.
 //!
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;

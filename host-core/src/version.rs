@@ -10,9 +10,10 @@ pub struct SurfaceVersion(pub u64);
 impl SurfaceVersion {
     /// What a client claims the version is (meta mode's `surfaceVersion` text). Only the text a
     /// version is written as names it (no sign, no leading zero); any other text is a claim no
-    /// surface ever matches, as it was when versions were compared as text.
+    /// surface ever matches.
     pub fn claimed(text: &str) -> Self {
-        // Read digit by digit: `str::parse` was a copy of core's integer parser for this alone.
+        // Read digit by digit, without `str::parse`: core's integer parser is not otherwise in
+        // the browser build.
         let written = text == "0" || !(text.is_empty() || text.starts_with('0'));
         let mut version: u64 = 0;
         for byte in text.bytes() {

@@ -43,8 +43,8 @@ fn fail(code: DefinitionErrorCode, message: String) -> Result<(), DefinitionErro
     Err(DefinitionError { code, message })
 }
 
-/// [`fail`] with its message joined from `parts`: one `concat` where a `format!` at each
-/// site built its own arguments (#16).
+/// [`fail`] with its message joined from `parts` by one `concat`, where a `format!` at each
+/// site would build its own arguments.
 fn fail_with(code: DefinitionErrorCode, parts: &[&str]) -> Result<(), DefinitionError> {
     fail(code, parts.concat())
 }
@@ -242,8 +242,6 @@ pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that
 /// throws then degrades to no bound keys.
 pub fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
-    // Loops, not iterator chains: each `map(..).collect()` instantiated `Vec::from_iter` and
-    // `Map::fold` for its closure (#16).
     let mut all = Vec::with_capacity(def.procedures.len());
     for procedure in &def.procedures {
         let mut fields = Vec::new();

@@ -76,7 +76,7 @@ pub(crate) struct EventBus {
     next_id: Cell<u64>,
     /// Events not yet delivered, in order. A `Vec` taken a batch at a time, not a `VecDeque`
     /// popped one by one: the same order (what a listener emits goes behind the whole batch
-    /// being delivered), one collection type less in the wasm (#16).
+    /// being delivered), one collection type less in the wasm.
     queue: RefCell<Vec<SurfaceEvent>>,
     draining: Cell<bool>,
 }

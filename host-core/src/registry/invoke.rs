@@ -319,8 +319,6 @@ impl Surface {
     /// The live registrations of the request's instance (any, without one) that declare the
     /// capability, with its target and description.
     fn candidates(&self, parsed: CapabilityId<'_>, request: &InvokeRequest) -> Vec<Resolved> {
-        // A loop, not `filter(..).filter_map(..).collect()`: a fold and a `from_iter` per
-        // closure (#16).
         // Over the live list in place: only a candidate's registration is cloned.
         let mut out = Vec::new();
         let state = self.inner.state.get_ref();
@@ -496,7 +494,7 @@ impl Surface {
 }
 
 /// Phases 9–10 in flight: the handler's call racing its component's unmount, then its output
-/// checked. A future of its own, not an `async fn` nested in `run`'s (#16).
+/// checked. A future of its own, not an `async fn` nested in `run`'s (the crate's size rule).
 struct Running {
     call: LocalBoxFuture<'static, HandlerResult>,
     unmounted: Unmounted,

@@ -304,7 +304,6 @@ impl Surface {
         let mut procedures = Vec::new();
         for registration in &registrations {
             let def = &registration.def;
-            // Loops, not `map(..).filter(..).collect()`: a fold and a `from_iter` per closure (#16).
             let mut observations = Vec::new();
             for o in &def.observations {
                 let capability_id = ids::view_capability_id(&def.component_type, &o.name);

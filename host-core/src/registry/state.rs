@@ -85,7 +85,6 @@ pub(crate) struct Registration {
 impl Registration {
     /// Every canonical capability id this registration owns, in declaration order.
     pub(crate) fn capability_ids(&self) -> Vec<String> {
-        // Loops, not a chain of maps: each closure instantiated `fold` and `from_iter` (#16).
         let def = &self.def;
         let mut out = Vec::new();
         for o in &def.observations {
@@ -128,8 +127,7 @@ impl Registration {
 
     /// Availability of every capability, keyed by canonical id.
     pub(crate) fn availability_map(&self) -> Vec<(String, bool)> {
-        // One pass over the definition, each id beside its own gates: the id list zipped with
-        // a list of the gates was a `Zip` and a second vector (#16).
+        // One pass over the definition, each id beside its own gates.
         let def = &self.def;
         let mut map = Vec::new();
         let mut put = |id: String, gates: &Availability| {
@@ -169,7 +167,7 @@ pub(crate) struct State {
     pub(crate) rng: IdRng,
     pub(crate) registrations: Vec<Registration>,
     /// Oldest first, at most `TOMBSTONE_CAPACITY`: a `Vec` (the oldest removed from its front,
-    /// a shift of at most 100) costs the wasm less than a second `VecDeque` type (#16).
+    /// a shift of at most 100) costs the wasm less than a second `VecDeque` type.
     pub(crate) tombstones: Vec<Tombstone>,
     /// Remembered invocations, oldest first.
     pub(crate) invocations: VecMap<String, DedupeEntry>,

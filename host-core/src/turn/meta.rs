@@ -90,7 +90,7 @@ pub fn narrow_scope(floor: &[String], requested: &[String]) -> (Vec<String>, Vec
 }
 
 /// `INVALID_INPUT` for the verb's own arguments; `key` names the argument (`""`: all of them).
-/// Texts are joined with `concat`, not `format!` (#16: each `format!` builds its arguments).
+/// Texts are joined with `concat`, not `format!`, which builds its arguments at each site.
 fn envelope_error(verb: &str, key: &str, message: String) -> Dispatched {
     let path = if key.is_empty() {
         String::new()
@@ -228,7 +228,7 @@ pub(crate) struct MetaInvoke {
 
 /// Everything of a meta call before its invocation runs, synchronous: the invocation, or the
 /// call's answer when it needs none (`surface_discover`, a refused envelope, an unknown verb).
-/// The step loop awaits the one invocation future whatever the verb (#16: one state machine).
+/// The step loop awaits the one invocation future whatever the verb, in its own body.
 pub(crate) fn prepare_meta(
     surface: &Surface,
     floor: &[String],

@@ -211,7 +211,7 @@ fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
             code: code.to_owned(),
             message: message.to_owned(),
         },
-        // As a u64: a `u16`'s `Display` would be a formatter of its own in the wasm (#16).
+        // As a u64, whose `Display` the browser build already has (a `u16`'s is another).
         _ => transport_failed(format!("Chat endpoint returned {}.", u64::from(status))),
     }
 }
@@ -228,7 +228,7 @@ fn failed(signal: &dyn AbortSignal, error: ErrorBody) -> StepEnd {
 
 /// A step's answer as its body is read (J2.6–7): a 2xx answer's chunks are decoded into
 /// frames; any other's bytes are kept for its error, read to the end or to the first failed
-/// chunk. Synchronous: the step loop awaits the chunks in its own body (#16).
+/// chunk. Synchronous: the step loop awaits the chunks in its own body.
 struct StepRead {
     status: u16,
     ok: bool,
