@@ -1,6 +1,6 @@
-//! Real model vendors: an OpenAI-compatible chat-completions adapter and an Anthropic
-//! Messages adapter, both our own code over `reqwest` and `eventsource-stream`, and the
-//! `<vendor>:<model>` spec the server is configured with.
+//! The model providers this crate writes itself, for real vendors: an OpenAI-compatible
+//! chat-completions adapter and an Anthropic Messages adapter, over `reqwest` and
+//! `eventsource-stream`, and the `<vendor>:<model>` spec the server is configured with.
 //!
 //! Shared here: HTTP settings (timeouts, retry policy), the request sender that retries 429
 //! and 5xx before the first byte, and the driver that turns SSE events into `ModelEvent`s.
@@ -26,9 +26,6 @@ use crate::provider::{EventStream, ModelError, ModelErrorKind, ModelEvent};
 pub use anthropic::{AnthropicConfig, AnthropicProvider, ANTHROPIC_VERSION};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use sanitize::sanitize_vendor_text;
-/// The old name of [`VendorSpec`].
-#[allow(deprecated)]
-pub use spec::ModelSpec;
 pub use spec::{
     provider_from_spec, provider_from_spec_env, providers_from_spec, ProviderConfigError, Vendor,
     VendorSpec,

@@ -155,10 +155,6 @@ impl std::fmt::Display for VendorSpec {
     }
 }
 
-/// The name this crate gave [`VendorSpec`] before `host-server`'s `--model` value took it.
-#[deprecated(note = "renamed VendorSpec (host_server::ModelSpec is the `--model` value)")]
-pub type ModelSpec = VendorSpec;
-
 /// A provider for `spec` ([`VendorSpec::parse`], then [`VendorSpec::provider`]).
 pub fn provider_from_spec(
     spec: &str,
