@@ -82,7 +82,7 @@ pub(crate) enum Answered {
 }
 
 /// [`invoke_confirmed`]'s steps between its awaits, synchronous, so the step loop can run
-/// the same round trip in its own body (a nested future measured 0.1 KB gzip more, #16).
+/// the same round trip in its own body rather than await a nested future (the size rule).
 pub(crate) struct Confirming(pub(crate) InvokeRequest);
 
 impl Confirming {

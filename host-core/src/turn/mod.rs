@@ -32,7 +32,6 @@ use dpas_protocol::{
     CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
     StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
 };
-use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 
 /// Loop events beside the raw frames.
