@@ -15,12 +15,6 @@ const KNOWN = {
       "http", "http::approvals", "http::audit", "http::body", "http::harden", "http::statics", "http::threads", "mcp",
     ],
   ],
-  // `json::value` writes itself through `json::write`, which has a writer for `json::value`.
-  protocol: [
-    ["json::value", "json::write"],
-    // The request types, their decoder and the decoder's field readers (parent ↔ child).
-    ["request", "request::decode", "request::decode::read"],
-  ],
   // The adapters read the shared SSE driver in `providers/mod.rs`; `spec.rs` builds the adapters.
   model: [["providers", "providers::anthropic", "providers::http", "providers::openai", "providers::spec"]],
 };
