@@ -15,8 +15,6 @@ const KNOWN = {
       "http", "http::approvals", "http::audit", "http::body", "http::harden", "http::statics", "http::threads", "mcp",
     ],
   ],
-  // The adapters read the shared SSE driver in `providers/mod.rs`; `spec.rs` builds the adapters.
-  model: [["providers", "providers::anthropic", "providers::http", "providers::openai", "providers::spec"]],
 };
 
 test("use trees expand to flat paths", () => {
