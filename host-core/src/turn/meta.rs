@@ -212,7 +212,7 @@ pub async fn dispatch_meta(
 ) -> MetaDispatched {
     match prepare_meta(surface, floor, call, ui) {
         Ok(MetaInvoke { request, acted }) => MetaDispatched {
-            dispatched: invoke_confirmed(surface, request, call, ui).await,
+            dispatched: invoke_confirmed!(surface, request, call, ui),
             acted,
         },
         Err(answered) => done(answered),

@@ -12,8 +12,8 @@ mod platform;
 mod tests;
 
 use catalog::{Call, StepCatalog};
+use dispatch::invoke_confirmed;
 pub use dispatch::Dispatched;
-use dispatch::{Answered, Confirming};
 pub use platform::{
     AbortSignal, ConfirmRequest, StepResponse, Transport, TransportFailure, TurnUi,
 };
@@ -456,24 +456,8 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     call,
                     env.ui,
                 );
-                // The invocation and its confirmation round trip (`invoke_confirmed`'s steps).
                 let Dispatched { ok, value } = match invoke {
-                    Ok(request) => {
-                        let mut confirming = Confirming(request);
-                        loop {
-                            let result = env.surface.invoke(confirming.0.clone()).await;
-                            match confirming.answered(result, call) {
-                                Answered::Done(done) => break done,
-                                Answered::Ask(ask) => {
-                                    if let Some(denied) =
-                                        confirming.asked(env.ui.confirm(&ask).await)
-                                    {
-                                        break denied;
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    Ok(request) => invoke_confirmed!(env.surface, request, call, env.ui),
                     Err(answered) => answered,
                 };
                 // Cancelled while the user was being asked: the call never ran and the user
