@@ -15,7 +15,7 @@ use dpas_host_core::turn::{
 use dpas_protocol::json::Value;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::wire_name::is_browser_tool;
-use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
+use dpas_protocol::{Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::Function;
@@ -162,13 +162,6 @@ impl TurnUi for JsUi {
     }
 }
 
-fn executor_name(executor: Executor) -> &'static str {
-    match executor {
-        Executor::Server => "server",
-        Executor::Browser => "browser",
-    }
-}
-
 /// A frame as the `TurnEvent` API.md names for it, if any.
 pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> {
     Some(match frame {
@@ -186,7 +179,7 @@ pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> 
             ("toolCallId", call.tool_call_id.as_str().into()),
             ("wireName", call.wire_name.as_str().into()),
             ("canonicalId", call.canonical_id.as_str().into()),
-            ("executor", executor_name(call.executor).into()),
+            ("executor", call.executor.as_str().into()),
             ("input", to_js(&call.input)),
         ]),
         // Browser results are reported by the loop, with the value the model receives.
