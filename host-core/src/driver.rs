@@ -1,7 +1,7 @@
 //! [`ConversationDriver`]: a chat conversation's orchestration over the platform traits. One
 //! turn at a time (a second `send` answers `TURN_IN_PROGRESS`), each turn's cancellation, the
 //! generation counter that stops a turn outlived by `reset`/`restore` from writing, and the
-//! restore of a stored thread. The [`crate::conversation`] reducer holds the state; the
+//! restore of a stored thread. The [`Conversation`] reducer holds the state; the
 //! binding builds each turn's platform parts ([`TurnParts`]) and converts, nothing more.
 
 use crate::cell::Access;

@@ -18,32 +18,37 @@
 //!
 //! The public API is the modules below and the re-exports at this root. Each path has one
 //! name: [`turn::meta`] is reached through `turn` only, [`SurfaceVersion`] is also
-//! `registry::SurfaceVersion`.
+//! `registry::SurfaceVersion`. The projection, the conversation store and canonical JSON are
+//! private modules; their public types are re-exported here.
 //!
 //! - [`registry`]: the Agent Surface registry (components, availability, events, invoke);
 //! - [`capability`]: what a component declares, handlers, and the description prefix;
 //! - [`schema`] and [`pattern`]: the JSON Schema subset, its validator, `reduceInputSchema`;
 //! - [`turn::meta`] (beside direct dispatch): meta mode, the three `surface_*` tools
 //!   executed against the registry;
-//! - [`projection`]: direct-mode descriptors, `frontendState` and the wire-name map;
+//! - [`project`] ([`Projection`], [`ToolBinding`]): direct-mode descriptors, `frontendState`
+//!   and the wire-name map;
 //! - [`envelope`]: the typed error envelope and invocation results;
 //! - [`settle`]: the J6 settle-wait over clock/yield/change traits;
 //! - [`guard`]: the J8 loop guard and J7 unexecuted results;
-//! - [`conversation`]: the chat store reducer for assistant-ui (views, usage, inspector);
+//! - [`Conversation`] ([`ConversationState`] and its views): the chat store reducer for
+//!   assistant-ui (views, usage, inspector);
 //! - [`driver`]: `ConversationDriver`, a conversation's turns, cancellation, generations, restore;
 //! - [`turn`]: the J2 step loop (`runTurn`) and J5 dispatch over transport/UI traits;
-//! - [`ids`] and [`canonical`]: id grammar and canonical JSON.
+//! - [`ids`]: id grammar.
 
-pub mod canonical;
+#![warn(unreachable_pub)]
+
+mod canonical;
 pub mod capability;
 pub mod cell;
-pub mod conversation;
+mod conversation;
 pub mod driver;
 pub mod envelope;
 pub mod guard;
 pub mod ids;
 pub mod pattern;
-pub mod projection;
+mod projection;
 pub mod registry;
 pub mod schema;
 pub mod settle;
@@ -60,9 +65,12 @@ pub use capability::{
     ActionDef, Availability, ComponentDef, Confirmation, Effect, Handler, HandlerError,
     HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
 };
+pub use conversation::{
+    ChatMessageView, Conversation, ConversationState, InspectorEvent, ToolCallView,
+};
 pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 pub use pattern::{NativePatterns, PatternEngine};
-pub use projection::{project, Projection};
+pub use projection::{project, Projection, ToolBinding};
 pub use registry::{
     ComponentHandle, ComponentUpdate, InvokeRequest, Surface, SurfaceEvent, SurfaceOptions,
 };

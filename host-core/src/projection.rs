@@ -17,7 +17,7 @@ use dpas_protocol::tool::{
 use dpas_protocol::wire_name::{assign_wire_names, utf16_prefix, WireKey, MAX_WIRE_NAME_LEN};
 
 /// Longest reason or note sent in `frontendState`, in UTF-16 units.
-pub const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
+pub(crate) const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
 
 /// How a wire name leads back to the capability it was projected from.
 #[derive(Debug, Clone, PartialEq, Eq)]

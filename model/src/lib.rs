@@ -9,6 +9,8 @@
 //!
 //! Server-only: not part of the browser build.
 
+#![warn(unreachable_pub)]
+
 pub mod provider;
 pub mod providers;
 pub mod scripted;

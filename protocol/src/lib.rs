@@ -18,6 +18,8 @@
 //! library's, and one async body to nested futures: each generic instance costs bytes. The
 //! measurements are in `host-wasm/README.md`, "Size".
 
+#![warn(unreachable_pub)]
+
 pub mod catalog;
 pub mod error;
 pub mod frame;

@@ -7,9 +7,9 @@ use crate::schema::{check_schema, BoundField};
 use dpas_protocol::json::Value;
 
 /// Longest component description.
-pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
+pub(super) const MAX_COMPONENT_DESCRIPTION: usize = 500;
 /// Longest capability description.
-pub const MAX_CAPABILITY_DESCRIPTION: usize = 300;
+pub(super) const MAX_CAPABILITY_DESCRIPTION: usize = 300;
 
 dpas_protocol::wire_enum! {
     /// The structural-defect codes of agent-surface's `AgentSurfaceDefinitionError`.
@@ -89,7 +89,10 @@ fn check_schema_of(
 }
 
 /// Checks ids, descriptions, effects and schemas of a definition.
-pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), DefinitionError> {
+pub(super) fn validate(
+    def: &ComponentDef,
+    patterns: &dyn PatternEngine,
+) -> Result<(), DefinitionError> {
     let component_type = &def.component_type;
     if !ids::is_component_type(component_type) {
         return fail_with(
@@ -204,7 +207,7 @@ fn validate_procedure(
 /// Whether two definitions have the same structural half: everything but handlers, `when`,
 /// reasons, `bind` and `describe`. The same structure describes the same catalog. (Compared
 /// field by field: schemas as JSON values, which ignore key order.)
-pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
+pub(super) fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
     let observations = |x: &ObservationDef, y: &ObservationDef| {
         x.name == y.name && x.description == y.description && x.output_schema == y.output_schema
     };
@@ -241,7 +244,7 @@ pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
 
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that
 /// throws then degrades to no bound keys.
-pub fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
+pub(super) fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
     let mut all = Vec::with_capacity(def.procedures.len());
     for procedure in &def.procedures {
         let mut fields = Vec::new();

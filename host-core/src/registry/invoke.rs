@@ -30,11 +30,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 /// Settled results kept for replay.
-pub const DEDUPE_CAPACITY: usize = 200;
+pub(super) const DEDUPE_CAPACITY: usize = 200;
 /// How long a settled result is replayed.
-pub const DEDUPE_TTL_MS: f64 = 10.0 * 60.0 * 1000.0;
+pub(super) const DEDUPE_TTL_MS: f64 = 10.0 * 60.0 * 1000.0;
 /// Largest output a handler may return, serialized.
-pub const MAX_OUTPUT_BYTES: usize = 32 * 1024;
+pub(super) const MAX_OUTPUT_BYTES: usize = 32 * 1024;
 
 /// The resolved target of a call: its definition's place in the registration's component
 /// definition (which an `Rc` keeps as it was), read from there when needed rather than
