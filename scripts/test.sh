@@ -24,8 +24,8 @@ layer_gate dpas-governance 'actix-web|actix-http|sqlx|sqlx-core|reqwest'
 layer_gate dpas-engine 'actix-web|actix-http|sqlx|sqlx-core'
 layer_gate dpas-store 'actix-web|actix-http'
 
-step "docs: every Markdown link resolves inside the repository; the standalone check's rules; the package build's import-name shortening"
-node --test scripts/check-docs.test.mjs scripts/check-standalone.test.mjs scripts/lib/shorten-imports.test.mjs
+step "docs: every Markdown link resolves inside the repository; the standalone check's rules; the package build's import-name shortening; no import circle between a crate's files"
+node --test scripts/check-docs.test.mjs scripts/check-standalone.test.mjs scripts/lib/shorten-imports.test.mjs scripts/check-imports.test.mjs
 
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings

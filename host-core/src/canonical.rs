@@ -6,7 +6,8 @@
 use dpas_protocol::json::{Number, Value};
 
 /// The canonical form of a value.
-pub fn canonicalize(value: &Value) -> Value {
+#[cfg(test)]
+pub(crate) fn canonicalize(value: &Value) -> Value {
     let mut canonical = value.clone();
     make_canonical(&mut canonical);
     canonical
@@ -14,7 +15,7 @@ pub fn canonicalize(value: &Value) -> Value {
 
 /// Makes `value` canonical in place. Each object's keys are sorted once by `sort_keys` (in
 /// O(n log n): a tool call's input is the model's, of any size).
-pub fn make_canonical(value: &mut Value) {
+pub(crate) fn make_canonical(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.sort_keys();
@@ -43,19 +44,19 @@ fn canonical_number(number: &Number) -> Number {
 }
 
 /// The canonical JSON text of a value.
-pub fn to_canonical_string(value: &Value) -> String {
+pub(crate) fn to_canonical_string(value: &Value) -> String {
     into_canonical_string(value.clone())
 }
 
 /// The canonical JSON text of a value the caller no longer needs (no copy is made).
-pub fn into_canonical_string(mut value: Value) -> String {
+pub(crate) fn into_canonical_string(mut value: Value) -> String {
     make_canonical(&mut value);
     json_text(&value)
 }
 
 /// A value's compact JSON text, as its `Display` writes it (`dpas_protocol::json`'s writer:
 /// `Display` and `serde_json::to_string` would each link a serializer instance).
-pub fn json_text(value: &Value) -> String {
+pub(crate) fn json_text(value: &Value) -> String {
     dpas_protocol::json::to_string(value)
 }
 

@@ -4,8 +4,7 @@
 //! `Location` (16 bytes of data and a file name) for the "already borrowed" panic, which the
 //! core's single-threaded code never reaches. Called through these methods, the locations are
 //! the two below, whatever the call site, and the checks are two functions per cell type instead
-//! of a branch and a panic call at every site: 29 sites of the driver and the registry measured
-//! −191 B gzip out of line, −82 B inlined (#16).
+//! of a branch and a panic call at every site, which is smaller in the browser build.
 
 use std::cell::{Ref, RefCell, RefMut};
 

@@ -18,7 +18,7 @@ use dpas_protocol::{
 use serde::Serialize;
 
 /// Inspector events kept; the oldest are evicted first.
-pub const MAX_INSPECTOR_EVENTS: usize = 400;
+pub(crate) const MAX_INSPECTOR_EVENTS: usize = 400;
 
 dpas_protocol::wire_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -162,7 +162,8 @@ fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
 
 /// Removes model channel markers: every `<|token|>`, and the word that names a channel or a
 /// role after `<|channel|>` / `<|start|>` (e.g. `<|channel|>analysis `).
-pub fn strip_channel_markers(raw: &str) -> String {
+#[cfg(test)]
+pub(crate) fn strip_channel_markers(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     Streamed::default().push(&mut out, raw);
     out

@@ -1,7 +1,7 @@
 //! [`ConversationDriver`]: a chat conversation's orchestration over the platform traits. One
 //! turn at a time (a second `send` answers `TURN_IN_PROGRESS`), each turn's cancellation, the
 //! generation counter that stops a turn outlived by `reset`/`restore` from writing, and the
-//! restore of a stored thread. The [`crate::conversation`] reducer holds the state; the
+//! restore of a stored thread. The [`Conversation`] reducer holds the state; the
 //! binding builds each turn's platform parts ([`TurnParts`]) and converts, nothing more.
 
 use crate::cell::Access;
@@ -231,8 +231,8 @@ impl ConversationDriver {
 
     /// [`send`](Self::send) up to the turn: the user message into the store, the turn's
     /// parts made and its options; a busy conversation's answer instead. Synchronous, so a
-    /// binding can run the turn in its own future (#16: a nested `send` future measured
-    /// larger); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
+    /// binding can run the turn in its own future rather than a nested one (the crate's size
+    /// rule); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
     pub fn start<E>(
         self: &Rc<Self>,
         text: &str,

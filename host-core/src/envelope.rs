@@ -3,7 +3,7 @@
 //! Errors are agent-facing: a closed code enum, an agent-safe message, a retry hint and
 //! optional details. A handler's own error text never reaches this envelope.
 
-use crate::registry::SurfaceVersion;
+use crate::version::SurfaceVersion;
 use dpas_protocol::json::object;
 use dpas_protocol::json::{Map, Value};
 use serde::{Deserialize, Serialize};
@@ -56,18 +56,6 @@ pub struct SurfaceError {
     pub retry: Retry,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-}
-
-/// The number of `char`s in `text`: its bytes that do not continue a UTF-8 sequence. A loop,
-/// not `chars().count()`, whose word-at-a-time counter is 0.8 KB of the wasm (#16).
-pub(crate) fn char_count(text: &str) -> usize {
-    let mut count = 0;
-    for byte in text.bytes() {
-        if byte & 0xc0 != 0x80 {
-            count += 1;
-        }
-    }
-    count
 }
 
 /// `text`'s first [`MAX_MESSAGE_CHARS`] `char`s (all of it when shorter), cut in place.
@@ -316,20 +304,6 @@ impl InvocationResult {
 mod tests {
     use super::*;
     use dpas_protocol::test_json as json;
-
-    #[test]
-    fn char_count_counts_what_chars_counts() {
-        for text in [
-            "",
-            "abc",
-            "é",
-            "naïve café",
-            "😀x😀",
-            "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}",
-        ] {
-            assert_eq!(char_count(text), text.chars().count(), "{text:?}");
-        }
-    }
 
     #[test]
     fn error_codes_are_their_serde_spelling() {

@@ -17,7 +17,7 @@ use dpas_protocol::tool::{
 use dpas_protocol::wire_name::{assign_wire_names, utf16_prefix, WireKey, MAX_WIRE_NAME_LEN};
 
 /// Longest reason or note sent in `frontendState`, in UTF-16 units.
-pub const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
+pub(crate) const MAX_STATE_TEXT: usize = dpas_protocol::limits::MAX_REASON_LEN;
 
 /// How a wire name leads back to the capability it was projected from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,8 +158,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
     for i in 0..snapshot.procedures.len() {
         let p = &snapshot.procedures[i];
         // How many references this procedure has, and how many of them share this one's
-        // context instance (counted in a loop: a filter/map/collect chain instantiated a fold
-        // and a `from_iter` for its closures, #16).
+        // context instance, counted in a loop (the crate's size rule).
         let (mut references, mut same_context) = (0, 0);
         for q in &snapshot.procedures {
             if q.procedure_id == p.procedure_id {

@@ -242,8 +242,8 @@ fn is_date(text: &str) -> bool {
 fn is_time(text: &str) -> bool {
     // Read as bytes: every separator is ASCII, and a byte range of untrusted text can end
     // inside a character (`+aé…`), where slicing the `str` would panic. The first `Z`, `z`,
-    // `+` or `-` starts the offset; a byte search, where `str::find` with a set of `char`s
-    // was a searcher of its own (#16).
+    // `+` or `-` starts the offset; a byte search, not `str::find` with a set of `char`s
+    // (a searcher of its own in the wasm).
     let bytes = text.as_bytes();
     let Some((clock, offset)) = bytes
         .iter()

@@ -117,8 +117,8 @@ impl SettleMachine {
 }
 
 /// A settle-wait in progress over its clock and change mark; the caller yields a task
-/// between ticks. The step loop drives it in its own body (a nested `settle` future measured
-/// 0.5 KB gzip more in the browser build, #16); [`settle`] drives it over a [`TaskYield`].
+/// between ticks. The step loop drives it in its own body rather than awaiting a nested
+/// `settle` future (the crate's size rule); [`settle`] drives it over a [`TaskYield`].
 pub struct SettleWait<'a> {
     machine: SettleMachine,
     clock: &'a dyn Clock,

@@ -13,10 +13,10 @@ use dpas_protocol::test_json as json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-pub use dpas_protocol::test_support::traces_dir;
+pub(crate) use dpas_protocol::test_support::traces_dir;
 
 /// A request body from `fixtures/reference-traces/`.
-pub fn trace_request(name: &str) -> Value {
+pub(crate) fn trace_request(name: &str) -> Value {
     let path = traces_dir().join(format!("{name}.request.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("a JSON trace")
@@ -24,7 +24,7 @@ pub fn trace_request(name: &str) -> Value {
 
 /// A clock the test moves by hand.
 #[derive(Default)]
-pub struct FakeClock(pub Cell<f64>);
+pub(crate) struct FakeClock(pub Cell<f64>);
 
 impl Clock for FakeClock {
     fn now_ms(&self) -> f64 {
@@ -34,7 +34,7 @@ impl Clock for FakeClock {
 
 /// The screen behind the demo surface.
 #[derive(Default)]
-pub struct DemoScreen {
+pub(crate) struct DemoScreen {
     /// Every action and procedure call, as `(canonical id, input)`.
     pub calls: RefCell<Vec<(String, Value)>>,
     pub pathname: RefCell<String>,
@@ -43,7 +43,7 @@ pub struct DemoScreen {
     pub outputs: RefCell<std::collections::HashMap<String, Value>>,
 }
 
-pub const CHASE_REASON: &str = "Open an invoice's chase dialog first";
+pub(crate) const CHASE_REASON: &str = "Open an invoice's chase dialog first";
 
 fn record(screen: &Rc<DemoScreen>, id: &str) -> Handler {
     let (screen, id) = (screen.clone(), id.to_owned());
@@ -75,11 +75,12 @@ fn record(screen: &Rc<DemoScreen>, id: &str) -> Handler {
 /// The 16 descriptors the reference browser posted on `/receivables/pending` (the
 /// `catalog.frontendTools` of its trace `browser-carla-step0`), kept in the repository so
 /// the tests built on the demo surface run without the recorded traffic.
-pub const DEMO_FRONTEND_TOOLS: &str = include_str!("../tests/fixtures/demo-frontend-tools.json");
+pub(crate) const DEMO_FRONTEND_TOOLS: &str =
+    include_str!("../tests/fixtures/demo-frontend-tools.json");
 
 /// Registers the surface the reference browser had on `/receivables/pending`, with the chase
 /// reference bound to the open dialog's invoice.
-pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
+pub(crate) fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
     let tools: Vec<Value> = serde_json::from_str(DEMO_FRONTEND_TOOLS).expect("the fixture");
     let mut components: Vec<ComponentDef> = Vec::new();
     for tool in &tools {
@@ -189,7 +190,7 @@ pub fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) {
 }
 
 /// A fresh surface with the demo registered, on a fake clock.
-pub fn demo_surface() -> (Surface, Rc<DemoScreen>, Rc<FakeClock>) {
+pub(crate) fn demo_surface() -> (Surface, Rc<DemoScreen>, Rc<FakeClock>) {
     let clock = Rc::new(FakeClock::default());
     let surface = Surface::new(SurfaceOptions {
         clock: clock.clone(),

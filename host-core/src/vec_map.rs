@@ -5,7 +5,7 @@
 use std::borrow::Borrow;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct VecMap<K, V>(Vec<(K, V)>);
+pub(crate) struct VecMap<K, V>(Vec<(K, V)>);
 
 impl<K, V> Default for VecMap<K, V> {
     fn default() -> Self {
@@ -14,7 +14,7 @@ impl<K, V> Default for VecMap<K, V> {
 }
 
 impl<K: PartialEq, V> VecMap<K, V> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -26,7 +26,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
         self.0.iter().position(|(k, _)| k.borrow() == key)
     }
 
-    pub fn get<Q>(&self, key: &Q) -> Option<&V>
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: PartialEq + ?Sized,
@@ -34,7 +34,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
         self.position(key).map(|i| &self.0[i].1)
     }
 
-    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    pub(crate) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
         Q: PartialEq + ?Sized,
@@ -43,7 +43,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
     }
 
     /// Inserts or replaces in place (an existing key keeps its position).
-    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
         match self.position(&key) {
             Some(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             None => {
@@ -53,7 +53,7 @@ impl<K: PartialEq, V> VecMap<K, V> {
         }
     }
 
-    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
         Q: PartialEq + ?Sized,
@@ -61,16 +61,16 @@ impl<K: PartialEq, V> VecMap<K, V> {
         self.position(key).map(|i| self.0.remove(i).1)
     }
 
-    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
         self.0.retain(|(k, v)| keep(k, v));
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// Removes the first entry, in insertion order, that `pick` accepts.
-    pub fn remove_first(&mut self, mut pick: impl FnMut(&K, &V) -> bool) -> Option<(K, V)> {
+    pub(crate) fn remove_first(&mut self, mut pick: impl FnMut(&K, &V) -> bool) -> Option<(K, V)> {
         let index = self.0.iter().position(|(k, v)| pick(k, v))?;
         Some(self.0.remove(index))
     }

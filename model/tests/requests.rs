@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use dpas_model::vendor::anthropic::{self, RequestOptions};
-use dpas_model::vendor::openai;
+use dpas_model::providers::anthropic::{self, RequestOptions};
+use dpas_model::providers::openai;
 use dpas_model::{ModelEvent, ModelRequest, ToolSpec};
 use dpas_protocol::catalog::meta_descriptors;
 use dpas_protocol::test_support::traces_dir;
@@ -440,7 +440,7 @@ async fn over_the_wire_paths_and_headers() {
     assert_eq!(requests[1].header("x-api-key"), Some(ANTHROPIC_KEY));
     assert_eq!(
         requests[1].header("anthropic-version"),
-        Some(dpas_model::vendor::ANTHROPIC_VERSION)
+        Some(dpas_model::providers::ANTHROPIC_VERSION)
     );
     assert_eq!(requests[1].json()["model"], "claude-test");
     assert_eq!(requests[1].json()["max_tokens"], 1024);

@@ -1,6 +1,24 @@
-//! The DPAS host protocol: everything the server and the browser loop must agree on.
+//! The DPAS host protocol: everything the server and the browser loop must agree on: frames
+//! and their NDJSON codec ([`frame`], [`ndjson`]), step requests ([`request`]), model messages
+//! and tool descriptors ([`message`], [`tool`], [`catalog`]), the error table ([`error`]), the
+//! limits ([`limits`]), wire names ([`wire_name`]), scopes ([`scope`]), usage ([`usage`]), and
+//! the JSON value both sides read ([`json`]). The types a caller names most are re-exported at
+//! this root.
 //!
-//! Pure: no I/O, no runtime types. Builds for native targets and `wasm32-unknown-unknown`.
+//! Architecture Invariant: pure: no I/O, no runtime types. Builds for native targets and
+//! `wasm32-unknown-unknown`.
+//!
+//! Architecture Invariant: [`json::Value`] changes type with a feature: serde_json's with
+//! `serde-json-value` (the server), this crate's own `json::value` without it (the browser
+//! build). The feature is not additive, so the tests run both ways (`scripts/test.sh`).
+//!
+//! Architecture Invariant (the size rule): this crate is part of the browser build, whose
+//! gzip size has a budget (`scripts/build-wasm.sh`). Prefer loops to iterator adaptors, byte
+//! searches to `char` searches ([`text`]), the hand-written sorts of [`sort`] to the standard
+//! library's, and one async body to nested futures: each generic instance costs bytes. The
+//! measurements are in `host-wasm/README.md`, "Size".
+
+#![warn(unreachable_pub)]
 
 pub mod catalog;
 pub mod error;

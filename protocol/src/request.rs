@@ -15,25 +15,11 @@ use crate::tool::{CatalogMode, Truncated, WireToolDescriptor, WireToolState};
 
 #[cfg(feature = "server")]
 mod decode;
+mod version;
+
 #[cfg(feature = "server")]
 pub use decode::{decode_request, decode_request_value, ChatStepRequest};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProtocolVersion {
-    V1,
-    V2,
-}
-
-impl ProtocolVersion {
-    pub const CURRENT: Self = Self::V2;
-
-    pub const fn as_u8(self) -> u8 {
-        match self {
-            Self::V1 => 1,
-            Self::V2 => 2,
-        }
-    }
-}
+pub use version::ProtocolVersion;
 
 /// The catalog envelope of a v2 request, as the browser builds it. It borrows: a step
 /// request is written once per step from the loop's own history and projection, which are

@@ -2,11 +2,10 @@
 //! stable sort of any slice over it.
 //!
 //! Hand-written because the package pays for every copy of the standard library's sorts: core's
-//! pattern-defeating quicksort with its sorting networks and fallbacks was 4.1 KB of the wasm
-//! for the one `usize` instantiation this crate kept (#16), and `slice::sort` (driftsort) is
-//! larger still. A heapsort is a few hundred bytes, needs no buffer, and is O(n log n) in the
+//! pattern-defeating quicksort with its sorting networks and fallbacks is about 4 KB of the wasm
+//! for one `usize` instantiation, and `slice::sort` (driftsort) is larger still. A heapsort is a few hundred bytes, needs no buffer, and is O(n log n) in the
 //! worst case, which matters here: the sorted lists include object keys and array items from
-//! untrusted JSON (a hostile object of 100,000 keys), where an insertion sort was quadratic.
+//! untrusted JSON (a hostile object of 100,000 keys), where an insertion sort is quadratic.
 
 use std::cmp::Ordering;
 

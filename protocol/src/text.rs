@@ -1,6 +1,6 @@
 //! Splitting text at an ASCII separator, a byte at a time. `str`'s own searches for a `char`
 //! (`split`, `split_once`, `rsplit_once`, `contains`) go through core's `memchr`/`memrchr`,
-//! ~0.8 KB of the browser build for a few short ids and formats (#16); these give the same
+//! ~0.8 KB of the browser build for a few short ids and formats; these give the same
 //! results for an ASCII separator, which never sits inside a multi-byte character.
 
 /// `text` split at the first `separator`, as `split_once(separator as char)` splits it.

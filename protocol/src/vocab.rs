@@ -103,6 +103,8 @@ macro_rules! error_codes {
 }
 
 #[cfg(test)]
+// The macros write `pub` methods (the tables' enums are public); these test enums are not.
+#[allow(unreachable_pub)]
 mod tests {
     crate::wire_enum! {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -93,7 +93,7 @@ fn push_base36_padded7(out: &mut String, mut value: u32) {
 
 /// The hash of C4 for `<canonicalId>#<instance>#<level>`, `7 + 2·level` characters.
 pub fn wire_hash(canonical_id: &str, instance_id: Option<&str>, level: u8) -> String {
-    // The level as a u64: a `u8`'s `Display` would be a formatter of its own in the wasm (#16).
+    // The level as a u64, whose `Display` the browser build already has (a `u8`'s is another).
     let seed = format!(
         "{canonical_id}#{}#{}",
         instance_id.unwrap_or(""),
@@ -242,9 +242,8 @@ where
     // package, where every map type costs bytes).
     let mut order: Vec<usize> = (0..entries.len()).collect();
     crate::sort::sort_indices(&mut order, &mut |a, b| entries[a].cmp(&entries[b]));
-    // Loops, not `map(..).collect()`: a fold and a `from_iter` per closure in the wasm (#16).
-    // Each distinct key once, skipped in the loop when it repeats the last (`dedup` was a
-    // generic instance of its own, #16).
+    // Each distinct key once, skipped in the loop when it repeats the last (a loop, not
+    // `dedup`: the crate's size rule).
     let mut keys: Vec<WireKey<'_>> = Vec::with_capacity(order.len());
     for i in order {
         if keys.last() != Some(&entries[i]) {

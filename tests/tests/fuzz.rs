@@ -289,7 +289,7 @@ fn fuzz_vendor_sse_decoders() {
         "openai SSE",
         chunked(vec![OPENAI_SEED.as_bytes().to_vec()]),
         |chunks| {
-            drain(&rt, dpas_model::vendor::openai::decode_body, chunks);
+            drain(&rt, dpas_model::providers::openai::decode_body, chunks);
             Ok(())
         },
     );
@@ -297,7 +297,7 @@ fn fuzz_vendor_sse_decoders() {
         "anthropic SSE",
         chunked(vec![ANTHROPIC_SEED.as_bytes().to_vec()]),
         |chunks| {
-            drain(&rt, dpas_model::vendor::anthropic::decode_body, chunks);
+            drain(&rt, dpas_model::providers::anthropic::decode_body, chunks);
             Ok(())
         },
     );
@@ -306,7 +306,7 @@ fn fuzz_vendor_sse_decoders() {
         Ok(OPENAI_SEED.as_bytes()[..40].to_vec()),
         Err(ModelError::new(ModelErrorKind::Transport, "reset")),
     ]);
-    let events: Vec<_> = rt.block_on(dpas_model::vendor::openai::decode_body(broken).collect());
+    let events: Vec<_> = rt.block_on(dpas_model::providers::openai::decode_body(broken).collect());
     assert!(events.last().is_some_and(Result::is_err));
 }
 

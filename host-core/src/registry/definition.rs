@@ -7,9 +7,9 @@ use crate::schema::{check_schema, BoundField};
 use dpas_protocol::json::Value;
 
 /// Longest component description.
-pub const MAX_COMPONENT_DESCRIPTION: usize = 500;
+pub(super) const MAX_COMPONENT_DESCRIPTION: usize = 500;
 /// Longest capability description.
-pub const MAX_CAPABILITY_DESCRIPTION: usize = 300;
+pub(super) const MAX_CAPABILITY_DESCRIPTION: usize = 300;
 
 dpas_protocol::wire_enum! {
     /// The structural-defect codes of agent-surface's `AgentSurfaceDefinitionError`.
@@ -43,14 +43,14 @@ fn fail(code: DefinitionErrorCode, message: String) -> Result<(), DefinitionErro
     Err(DefinitionError { code, message })
 }
 
-/// [`fail`] with its message joined from `parts`: one `concat` where a `format!` at each
-/// site built its own arguments (#16).
+/// [`fail`] with its message joined from `parts` by one `concat`, where a `format!` at each
+/// site would build its own arguments.
 fn fail_with(code: DefinitionErrorCode, parts: &[&str]) -> Result<(), DefinitionError> {
     fail(code, parts.concat())
 }
 
 fn check_description(owner: &str, text: &str, max: usize) -> Result<(), DefinitionError> {
-    let length = crate::envelope::char_count(text);
+    let length = crate::text::char_count(text);
     if length == 0 {
         return fail_with(
             DefinitionErrorCode::InvalidDefinition,
@@ -89,7 +89,10 @@ fn check_schema_of(
 }
 
 /// Checks ids, descriptions, effects and schemas of a definition.
-pub fn validate(def: &ComponentDef, patterns: &dyn PatternEngine) -> Result<(), DefinitionError> {
+pub(super) fn validate(
+    def: &ComponentDef,
+    patterns: &dyn PatternEngine,
+) -> Result<(), DefinitionError> {
     let component_type = &def.component_type;
     if !ids::is_component_type(component_type) {
         return fail_with(
@@ -204,7 +207,7 @@ fn validate_procedure(
 /// Whether two definitions have the same structural half: everything but handlers, `when`,
 /// reasons, `bind` and `describe`. The same structure describes the same catalog. (Compared
 /// field by field: schemas as JSON values, which ignore key order.)
-pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
+pub(super) fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
     let observations = |x: &ObservationDef, y: &ObservationDef| {
         x.name == y.name && x.description == y.description && x.output_schema == y.output_schema
     };
@@ -241,9 +244,7 @@ pub fn same_structure(a: &ComponentDef, b: &ComponentDef) -> bool {
 
 /// Bound keys are captured once, by calling `bind()` at registration; a binding that
 /// throws then degrades to no bound keys.
-pub fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
-    // Loops, not iterator chains: each `map(..).collect()` instantiated `Vec::from_iter` and
-    // `Map::fold` for its closure (#16).
+pub(super) fn capture_bound_keys(def: &ComponentDef) -> Vec<Vec<BoundField>> {
     let mut all = Vec::with_capacity(def.procedures.len());
     for procedure in &def.procedures {
         let mut fields = Vec::new();

@@ -1,9 +1,9 @@
 //! Surface events and their delivery: after the mutation that caused them, in order, with
 //! re-entrant emissions queued rather than nested.
 
-use super::SurfaceVersion;
 use crate::cell::Access;
 use crate::envelope::ErrorCode;
+use crate::version::SurfaceVersion;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -76,7 +76,7 @@ pub(crate) struct EventBus {
     next_id: Cell<u64>,
     /// Events not yet delivered, in order. A `Vec` taken a batch at a time, not a `VecDeque`
     /// popped one by one: the same order (what a listener emits goes behind the whole batch
-    /// being delivered), one collection type less in the wasm (#16).
+    /// being delivered), one collection type less in the wasm.
     queue: RefCell<Vec<SurfaceEvent>>,
     draining: Cell<bool>,
 }

@@ -4,10 +4,13 @@
 //! terminal cache, events). Policies (4), preconditions as a separate hook (7) and admission
 //! queues (8) are not part of this host's subset; handlers report preconditions as typed errors.
 
-use super::{Registration, Surface, SurfaceEvent, SurfaceVersion, Unmounted};
-use crate::canonical::{into_canonical_string, json_text};
+use super::events::SurfaceEvent;
+use super::state::{
+    fingerprint, DedupeEntry, DedupeState, InvokeRequest, Registration, Surface, Unmounted,
+};
+use crate::canonical::json_text;
 use crate::capability::{
-    Availability, CancelToken, ComponentDef, Confirmation, Effect, HandlerError, HandlerResult,
+    Availability, ComponentDef, Confirmation, Effect, HandlerError, HandlerResult,
     InvocationContext,
 };
 use crate::cell::Access;
@@ -16,6 +19,7 @@ use crate::ids::{self, CapabilityId};
 use crate::pattern::PatternEngine;
 use crate::schema::{validate, BoundField, Issue};
 use crate::shared::LocalShared;
+use crate::version::SurfaceVersion;
 use dpas_protocol::json::object;
 use dpas_protocol::json::{Map, Value};
 use futures_util::future::{self, LocalBoxFuture};
@@ -26,43 +30,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 /// Settled results kept for replay.
-pub const DEDUPE_CAPACITY: usize = 200;
+pub(super) const DEDUPE_CAPACITY: usize = 200;
 /// How long a settled result is replayed.
-pub const DEDUPE_TTL_MS: f64 = 10.0 * 60.0 * 1000.0;
+pub(super) const DEDUPE_TTL_MS: f64 = 10.0 * 60.0 * 1000.0;
 /// Largest output a handler may return, serialized.
-pub const MAX_OUTPUT_BYTES: usize = 32 * 1024;
-
-/// An invocation request.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct InvokeRequest {
-    /// The idempotency key (the loop passes the tool-call id); minted when absent.
-    pub invocation_id: Option<String>,
-    pub capability_id: String,
-    pub instance_id: Option<String>,
-    /// The staleness token from the catalog the call was made against.
-    pub registration_id: Option<String>,
-    pub surface_version: Option<SurfaceVersion>,
-    pub input: Option<Value>,
-    /// The user approved this call through the host's confirm callback.
-    pub confirmed: bool,
-    /// The caller's cancellation, handed to the handler (not part of the dedupe fingerprint).
-    pub cancel: Option<CancelToken>,
-}
-
-type SharedResult = LocalShared<InvocationResult>;
-
-pub(crate) enum DedupeState {
-    InFlight(SharedResult),
-    Settled {
-        result: InvocationResult,
-        at_ms: f64,
-    },
-}
-
-pub(crate) struct DedupeEntry {
-    fingerprint: String,
-    state: DedupeState,
-}
+pub(super) const MAX_OUTPUT_BYTES: usize = 32 * 1024;
 
 /// The resolved target of a call: its definition's place in the registration's component
 /// definition (which an `Rc` keeps as it was), read from there when needed rather than
@@ -114,16 +86,6 @@ fn instance_matches(request: &InvokeRequest, instance_id: &str) -> bool {
         .instance_id
         .as_deref()
         .is_none_or(|i| i == instance_id)
-}
-
-fn fingerprint(request: &InvokeRequest) -> String {
-    into_canonical_string(object([
-        ("capabilityId", request.capability_id.as_str().into()),
-        ("registrationId", request.registration_id.clone().into()),
-        ("instanceId", request.instance_id.clone().into()),
-        ("surfaceVersion", request.surface_version.into()),
-        ("input", request.input.clone().into()),
-    ]))
 }
 
 fn issues_value(issues: &[Issue]) -> Vec<Value> {
@@ -357,8 +319,6 @@ impl Surface {
     /// The live registrations of the request's instance (any, without one) that declare the
     /// capability, with its target and description.
     fn candidates(&self, parsed: CapabilityId<'_>, request: &InvokeRequest) -> Vec<Resolved> {
-        // A loop, not `filter(..).filter_map(..).collect()`: a fold and a `from_iter` per
-        // closure (#16).
         // Over the live list in place: only a candidate's registration is cloned.
         let mut out = Vec::new();
         let state = self.inner.state.get_ref();
@@ -534,7 +494,7 @@ impl Surface {
 }
 
 /// Phases 9–10 in flight: the handler's call racing its component's unmount, then its output
-/// checked. A future of its own, not an `async fn` nested in `run`'s (#16).
+/// checked. A future of its own, not an `async fn` nested in `run`'s (the crate's size rule).
 struct Running {
     call: LocalBoxFuture<'static, HandlerResult>,
     unmounted: Unmounted,

@@ -6,42 +6,36 @@ mod definition;
 mod events;
 mod invoke;
 mod snapshot;
+mod state;
 
 #[cfg(test)]
 mod tests;
 
 pub use definition::{DefinitionError, DefinitionErrorCode};
 pub use events::{SubscriptionId, SurfaceEvent};
-pub use invoke::InvokeRequest;
 pub use snapshot::{
     ActionSnapshot, BoundFieldSnapshot, ComponentSnapshot, ObservationSnapshot, ProcedureContext,
     ProcedureSnapshot, Snapshot, SnapshotOptions,
 };
+pub use state::{InvokeRequest, PushedAvailability, Surface};
 
-use crate::capability::{Availability, ComponentDef, Handler};
+pub use crate::version::SurfaceVersion;
+
+use crate::capability::{ComponentDef, Handler};
 use crate::cell::Access;
 use crate::ids::{self, IdRng};
 use crate::pattern::PatternEngine;
-use crate::schema::BoundField;
 use crate::settle::Clock;
 use crate::vec_map::VecMap;
 use events::EventBus;
-use invoke::DedupeEntry;
-use std::cell::{Cell, RefCell};
+use state::{Inner, Registration, State, Tombstone};
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::task::Waker;
 
 /// Tombstones kept for late calls to unmounted components.
 pub const TOMBSTONE_CAPACITY: usize = 100;
 /// How long a tombstone answers `COMPONENT_UNMOUNTED`.
 pub const TOMBSTONE_TTL_MS: f64 = 5.0 * 60.0 * 1000.0;
-
-/// A pushed availability override (`update({availability})`); `available: true` clears it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PushedAvailability {
-    pub available: bool,
-    pub reason: Option<String>,
-}
 
 /// A change pushed through a component handle.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,231 +53,6 @@ pub struct SurfaceOptions {
     /// Compiles and matches schema `pattern`s: the browser's `RegExp` in the package,
     /// [`crate::pattern::NativePatterns`] elsewhere.
     pub patterns: Rc<dyn PatternEngine>,
-}
-
-/// Whether a component's capabilities are still alive; in-flight calls race against it.
-#[derive(Debug, Default)]
-pub(crate) struct Lifecycle {
-    unmounted: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
-}
-
-impl Lifecycle {
-    fn unmount(&self) {
-        self.unmounted.set(true);
-        for waker in self.wakers.take() {
-            waker.wake();
-        }
-    }
-}
-
-/// Resolves when the owning component unmounts; never without one (a call that navigates
-/// settles only on completion).
-pub(crate) struct Unmounted(pub(crate) Option<Rc<Lifecycle>>);
-
-impl std::future::Future for Unmounted {
-    type Output = ();
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        let Some(lifecycle) = &self.0 else {
-            return std::task::Poll::Pending;
-        };
-        if lifecycle.unmounted.get() {
-            return std::task::Poll::Ready(());
-        }
-        let mut wakers = lifecycle.wakers.get_mut_ref();
-        if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
-            wakers.push(cx.waker().clone());
-        }
-        std::task::Poll::Pending
-    }
-}
-
-/// One live registration; cheap to clone so user callbacks run with no borrow held.
-#[derive(Clone)]
-pub(crate) struct Registration {
-    pub(crate) id: String,
-    pub(crate) def: Rc<ComponentDef>,
-    pub(crate) instance_id: String,
-    pub(crate) enabled: bool,
-    pub(crate) overrides: VecMap<String, PushedAvailability>,
-    /// Bound keys per procedure, captured once at registration.
-    pub(crate) bound: Rc<Vec<Vec<BoundField>>>,
-    pub(crate) lifecycle: Rc<Lifecycle>,
-}
-
-impl Registration {
-    /// Every canonical capability id this registration owns, in declaration order.
-    pub(crate) fn capability_ids(&self) -> Vec<String> {
-        // Loops, not a chain of maps: each closure instantiated `fold` and `from_iter` (#16).
-        let def = &self.def;
-        let mut out = Vec::new();
-        for o in &def.observations {
-            out.push(ids::view_capability_id(&def.component_type, &o.name));
-        }
-        for a in &def.actions {
-            out.push(ids::view_capability_id(&def.component_type, &a.name));
-        }
-        for p in &def.procedures {
-            out.push(ids::domain_capability_id(&p.path));
-        }
-        out
-    }
-
-    /// Evaluates one capability's availability; `Err` carries the unavailable reason.
-    ///
-    /// Runs author code (`when`, reasons), so the caller must hold no registry borrow.
-    pub(crate) fn availability(
-        &self,
-        capability_id: &str,
-        gates: &Availability,
-    ) -> Result<(), String> {
-        let reason = || gates.unavailable_reason.as_ref().map(|f| f());
-        if !self.enabled {
-            return Err("component-disabled".into());
-        }
-        if let Some(pushed) = self.overrides.get(capability_id) {
-            return Err(pushed
-                .reason
-                .clone()
-                .or_else(reason)
-                .unwrap_or_else(|| "unavailable".into()));
-        }
-        match gates.when.as_ref().map(|when| when()) {
-            None | Some(Ok(true)) => Ok(()),
-            Some(Ok(false)) => Err(reason().unwrap_or_else(|| "when-false".into())),
-            Some(Err(_)) => Err("when-error".into()),
-        }
-    }
-
-    /// Availability of every capability, keyed by canonical id.
-    pub(crate) fn availability_map(&self) -> Vec<(String, bool)> {
-        // One pass over the definition, each id beside its own gates: the id list zipped with
-        // a list of the gates was a `Zip` and a second vector (#16).
-        let def = &self.def;
-        let mut map = Vec::new();
-        let mut put = |id: String, gates: &Availability| {
-            let available = self.availability(&id, gates).is_ok();
-            map.push((id, available));
-        };
-        for o in &def.observations {
-            put(
-                ids::view_capability_id(&def.component_type, &o.name),
-                &o.availability,
-            );
-        }
-        for a in &def.actions {
-            put(
-                ids::view_capability_id(&def.component_type, &a.name),
-                &a.availability,
-            );
-        }
-        for p in &def.procedures {
-            put(ids::domain_capability_id(&p.path), &p.availability);
-        }
-        map
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Tombstone {
-    pub(crate) registration_id: String,
-    pub(crate) instance_id: String,
-    pub(crate) capability_ids: Vec<String>,
-    at_ms: f64,
-}
-
-pub(crate) struct State {
-    pub(crate) version: u64,
-    counter: u64,
-    pub(crate) rng: IdRng,
-    pub(crate) registrations: Vec<Registration>,
-    /// Oldest first, at most `TOMBSTONE_CAPACITY`: a `Vec` (the oldest removed from its front,
-    /// a shift of at most 100) costs the wasm less than a second `VecDeque` type (#16).
-    pub(crate) tombstones: Vec<Tombstone>,
-    /// Remembered invocations, oldest first.
-    pub(crate) invocations: VecMap<String, DedupeEntry>,
-    /// Last availability seen per (registration id, capability id), for flip detection.
-    known_availability: VecMap<(String, String), bool>,
-}
-
-impl State {
-    fn registration_mut(&mut self, registration_id: &str) -> Option<&mut Registration> {
-        self.registrations
-            .iter_mut()
-            .find(|r| r.id == registration_id)
-    }
-}
-
-pub(crate) struct Inner {
-    pub(crate) state: RefCell<State>,
-    pub(crate) events: EventBus,
-    pub(crate) clock: Rc<dyn Clock>,
-    pub(crate) patterns: Rc<dyn PatternEngine>,
-    pub(crate) executor: RefCell<Option<Handler>>,
-    /// The last catalog's wire names with the version and scope they were assigned for.
-    wire_names: RefCell<Option<NamesMemo>>,
-}
-
-/// Surface version, scope, and the wire names assigned for them (`Surface::wire_names`).
-type NamesMemo = (u64, Vec<String>, Vec<String>);
-
-/// The registry. Cloning shares it (single-threaded: `Rc`).
-#[derive(Clone)]
-pub struct Surface {
-    pub(crate) inner: Rc<Inner>,
-}
-
-/// `surfaceVersion`: a counter every structural change bumps, compared for equality only.
-/// The wire (catalog, meta tools, invocation results) carries its decimal text, as
-/// agent-surface has it; JS gets the number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SurfaceVersion(pub u64);
-
-impl SurfaceVersion {
-    /// What a client claims the version is (meta mode's `surfaceVersion` text). Only the text a
-    /// version is written as names it (no sign, no leading zero); any other text is a claim no
-    /// surface ever matches, as it was when versions were compared as text.
-    pub fn claimed(text: &str) -> Self {
-        // Read digit by digit: `str::parse` was a copy of core's integer parser for this alone.
-        let written = text == "0" || !(text.is_empty() || text.starts_with('0'));
-        let mut version: u64 = 0;
-        for byte in text.bytes() {
-            let digit = byte.wrapping_sub(b'0');
-            let next = version
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(digit)));
-            match next {
-                Some(next) if digit < 10 && written => version = next,
-                _ => return Self(u64::MAX),
-            }
-        }
-        if written {
-            Self(version)
-        } else {
-            Self(u64::MAX)
-        }
-    }
-
-    /// The decimal text the wire carries.
-    pub fn to_wire(self) -> String {
-        self.0.to_string()
-    }
-}
-
-impl From<SurfaceVersion> for dpas_protocol::json::Value {
-    fn from(version: SurfaceVersion) -> Self {
-        Self::String(version.to_wire())
-    }
-}
-
-impl serde::Serialize for SurfaceVersion {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_wire())
-    }
 }
 
 /// A surface that does not keep its registry alive: what a listener the registry holds keeps.

@@ -1,10 +1,11 @@
 //! The per-consumer snapshot (agent-surface §3.7): a catalog of what is mounted and whether
 //! it is available, never observation output.
 
-use super::{Surface, SurfaceVersion};
+use super::state::Surface;
 use crate::capability::{Confirmation, Effect};
 use crate::ids::{self, in_scope};
 use crate::schema::{reduce_input_schema, BoundField};
+use crate::version::SurfaceVersion;
 use dpas_protocol::json::{Map, Value};
 use serde::Serialize;
 
@@ -303,7 +304,6 @@ impl Surface {
         let mut procedures = Vec::new();
         for registration in &registrations {
             let def = &registration.def;
-            // Loops, not `map(..).filter(..).collect()`: a fold and a `from_iter` per closure (#16).
             let mut observations = Vec::new();
             for o in &def.observations {
                 let capability_id = ids::view_capability_id(&def.component_type, &o.name);

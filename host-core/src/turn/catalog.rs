@@ -4,7 +4,7 @@
 
 use super::dispatch::{prepare, Dispatched};
 use super::meta::{meta_projection, prepare_meta, MetaInvoke};
-use super::TurnUi;
+use super::platform::TurnUi;
 use crate::capability::Effect;
 use crate::projection::{project, Projection};
 use crate::registry::{InvokeRequest, Surface};
@@ -38,8 +38,7 @@ impl StepCatalog {
     /// How one of the step's calls runs. Direct: [`prepare`]'s resolution through a
     /// projection taken now; what the call moves and its effect are read from the step's
     /// `projection`. Meta: [`dispatch_meta`]'s; `surface_act` moves the surface. Synchronous:
-    /// the loop awaits one invocation future (`invoke_confirmed`) whatever the mode, where a
-    /// future per mode was a state machine each nested in the loop's (#16).
+    /// the loop awaits one invocation future whatever the mode, in its own body.
     ///
     /// [`prepare`]: super::dispatch::prepare
     /// [`dispatch_meta`]: super::meta::dispatch_meta

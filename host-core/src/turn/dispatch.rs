@@ -1,7 +1,7 @@
 //! J5: one browser tool call, resolved against the live surface at call time, with the
 //! confirmation round trip for capabilities that require it.
 
-use super::{ConfirmRequest, TurnUi};
+use super::platform::{ConfirmRequest, TurnUi};
 use crate::envelope::{ErrorCode, InvocationResult, SurfaceError};
 use crate::projection::project;
 use crate::registry::{InvokeRequest, Surface};
@@ -50,28 +50,29 @@ pub(crate) fn prepare(
     })
 }
 
-/// Invokes; a `CONFIRMATION_REQUIRED` answer asks the user and, once approved, re-invokes
-/// with the same invocation id. A dismissed or unmounted dialog resolves false, and the
-/// denial is a typed result.
-pub(crate) async fn invoke_confirmed(
-    surface: &Surface,
-    request: InvokeRequest,
-    call: &PendingToolCall,
-    ui: &dyn TurnUi,
-) -> Dispatched {
-    let mut confirming = Confirming(request);
-    loop {
-        let result = surface.invoke(confirming.0.clone()).await;
-        match confirming.answered(result, call) {
-            Answered::Done(done) => return done,
-            Answered::Ask(ask) => {
-                if let Some(denied) = confirming.asked(ui.confirm(&ask).await) {
-                    return denied;
+/// Invokes `$request` for `$call`; a `CONFIRMATION_REQUIRED` answer asks the user through
+/// `$ui` and, once approved, re-invokes with the same invocation id. A dismissed or unmounted
+/// dialog resolves false, and the denial is a typed result. Evaluates to the call's
+/// [`Dispatched`], awaiting in the async body it is written in: a macro, not an `async fn`, so
+/// the step loop runs the round trip in its own state machine (the size rule) and
+/// `meta::dispatch_meta` runs the same text.
+macro_rules! invoke_confirmed {
+    ($surface:expr, $request:expr, $call:expr, $ui:expr) => {{
+        let mut confirming = $crate::turn::dispatch::Confirming($request);
+        loop {
+            let result = $surface.invoke(confirming.0.clone()).await;
+            match confirming.answered(result, $call) {
+                $crate::turn::dispatch::Answered::Done(done) => break done,
+                $crate::turn::dispatch::Answered::Ask(ask) => {
+                    if let Some(denied) = confirming.asked($ui.confirm(&ask).await) {
+                        break denied;
+                    }
                 }
             }
         }
-    }
+    }};
 }
+pub(crate) use invoke_confirmed;
 
 /// An invocation's answer, as [`Confirming::answered`] reads it.
 pub(crate) enum Answered {
@@ -81,8 +82,7 @@ pub(crate) enum Answered {
     Ask(ConfirmRequest),
 }
 
-/// [`invoke_confirmed`]'s steps between its awaits, synchronous, so the step loop can run
-/// the same round trip in its own body (a nested future measured 0.1 KB gzip more, #16).
+/// [`invoke_confirmed`]'s steps between its awaits, synchronous.
 pub(crate) struct Confirming(pub(crate) InvokeRequest);
 
 impl Confirming {

@@ -13,7 +13,8 @@
 use crate::capability::Effect;
 use crate::envelope::{ErrorCode, Retry, SurfaceError};
 
-use super::{invoke_confirmed, Dispatched, TurnUi};
+use super::dispatch::{invoke_confirmed, Dispatched};
+use super::platform::TurnUi;
 use crate::projection::Projection;
 use crate::registry::{InvokeRequest, SnapshotOptions, Surface, SurfaceVersion};
 use dpas_protocol::catalog::{meta_descriptors, SURFACE_ACT, SURFACE_DISCOVER, SURFACE_READ};
@@ -89,7 +90,7 @@ pub fn narrow_scope(floor: &[String], requested: &[String]) -> (Vec<String>, Vec
 }
 
 /// `INVALID_INPUT` for the verb's own arguments; `key` names the argument (`""`: all of them).
-/// Texts are joined with `concat`, not `format!` (#16: each `format!` builds its arguments).
+/// Texts are joined with `concat`, not `format!`, which builds its arguments at each site.
 fn envelope_error(verb: &str, key: &str, message: String) -> Dispatched {
     let path = if key.is_empty() {
         String::new()
@@ -211,7 +212,7 @@ pub async fn dispatch_meta(
 ) -> MetaDispatched {
     match prepare_meta(surface, floor, call, ui) {
         Ok(MetaInvoke { request, acted }) => MetaDispatched {
-            dispatched: invoke_confirmed(surface, request, call, ui).await,
+            dispatched: invoke_confirmed!(surface, request, call, ui),
             acted,
         },
         Err(answered) => done(answered),
@@ -227,7 +228,7 @@ pub(crate) struct MetaInvoke {
 
 /// Everything of a meta call before its invocation runs, synchronous: the invocation, or the
 /// call's answer when it needs none (`surface_discover`, a refused envelope, an unknown verb).
-/// The step loop awaits the one invocation future whatever the verb (#16: one state machine).
+/// The step loop awaits the one invocation future whatever the verb, in its own body.
 pub(crate) fn prepare_meta(
     surface: &Surface,
     floor: &[String],

@@ -6,14 +6,17 @@
 mod catalog;
 mod dispatch;
 pub mod meta;
+mod platform;
 
 #[cfg(test)]
 mod tests;
 
 use catalog::{Call, StepCatalog};
-pub(crate) use dispatch::invoke_confirmed;
+use dispatch::invoke_confirmed;
 pub use dispatch::Dispatched;
-use dispatch::{Answered, Confirming};
+pub use platform::{
+    AbortSignal, ConfirmRequest, StepResponse, Transport, TransportFailure, TurnUi,
+};
 
 use crate::capability::Effect;
 use crate::envelope::SurfaceError;
@@ -29,60 +32,7 @@ use dpas_protocol::{
     CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
     StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
 };
-use futures_util::future::LocalBoxFuture;
-use futures_util::stream::LocalBoxStream;
 use futures_util::StreamExt;
-
-/// A network failure; its cause is never relayed to the model or the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TransportFailure;
-
-/// The answer to one step POST: the status and, when there is one, the body as chunks.
-pub struct StepResponse {
-    pub status: u16,
-    pub body: Option<LocalBoxStream<'static, Result<Vec<u8>, TransportFailure>>>,
-}
-
-/// POSTs one step request body (JSON, credentials included) to the chat endpoint.
-pub trait Transport {
-    fn post(
-        &self,
-        body: Vec<u8>,
-    ) -> LocalBoxFuture<'static, Result<StepResponse, TransportFailure>>;
-}
-
-/// The caller's cancellation (an `AbortSignal` in the browser).
-pub trait AbortSignal {
-    fn aborted(&self) -> bool;
-}
-
-/// What the loop asks of a capability that requires confirmation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfirmRequest {
-    pub tool_call_id: String,
-    pub wire_name: String,
-    pub capability_id: String,
-    pub input: Value,
-    pub summary: String,
-    pub effect: String,
-}
-
-/// The app's side of a turn.
-pub trait TurnUi {
-    /// The window's current pathname, read after the agent's own navigation (J9).
-    fn current_pathname(&self) -> String;
-    /// Whether the app gave the settle-wait an `until` predicate.
-    fn has_until(&self) -> bool;
-    /// The `until` predicate, e.g. "the committed route equals the URL" (J6).
-    fn until(&self) -> bool;
-    /// Asks the user; resolves `false` on denial, dismissal or unmount.
-    fn confirm(&self, request: &ConfirmRequest) -> LocalBoxFuture<'static, bool>;
-    /// The turn's cancellation, handed to every handler the turn runs, so cancelling the
-    /// turn also aborts a running handler.
-    fn cancel_token(&self) -> Option<crate::capability::CancelToken> {
-        None
-    }
-}
 
 /// Loop events beside the raw frames.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,7 +210,7 @@ fn http_error(status: u16, bytes: &[u8]) -> ErrorBody {
             code: code.to_owned(),
             message: message.to_owned(),
         },
-        // As a u64: a `u16`'s `Display` would be a formatter of its own in the wasm (#16).
+        // As a u64, whose `Display` the browser build already has (a `u16`'s is another).
         _ => transport_failed(format!("Chat endpoint returned {}.", u64::from(status))),
     }
 }
@@ -277,7 +227,7 @@ fn failed(signal: &dyn AbortSignal, error: ErrorBody) -> StepEnd {
 
 /// A step's answer as its body is read (J2.6–7): a 2xx answer's chunks are decoded into
 /// frames; any other's bytes are kept for its error, read to the end or to the first failed
-/// chunk. Synchronous: the step loop awaits the chunks in its own body (#16).
+/// chunk. Synchronous: the step loop awaits the chunks in its own body.
 struct StepRead {
     status: u16,
     ok: bool,
@@ -506,24 +456,8 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     call,
                     env.ui,
                 );
-                // The invocation and its confirmation round trip (`invoke_confirmed`'s steps).
                 let Dispatched { ok, value } = match invoke {
-                    Ok(request) => {
-                        let mut confirming = Confirming(request);
-                        loop {
-                            let result = env.surface.invoke(confirming.0.clone()).await;
-                            match confirming.answered(result, call) {
-                                Answered::Done(done) => break done,
-                                Answered::Ask(ask) => {
-                                    if let Some(denied) =
-                                        confirming.asked(env.ui.confirm(&ask).await)
-                                    {
-                                        break denied;
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    Ok(request) => invoke_confirmed!(env.surface, request, call, env.ui),
                     Err(answered) => answered,
                 };
                 // Cancelled while the user was being asked: the call never ran and the user

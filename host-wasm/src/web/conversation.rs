@@ -31,7 +31,7 @@ struct Options {
 extern "C" {
     /// The store's listeners, in JS (the handler snippet): `add` returns the unsubscribe
     /// function, `notify` calls every listener added before it (a throw is ignored). Smaller
-    /// there than a list, its ids and a wasm-bindgen closure per unsubscribe (#16).
+    /// there than a list, its ids and a wasm-bindgen closure per unsubscribe.
     type ListenerSet;
     /// `catch` keeps the import behind the glue, as `yieldTask`'s does (platform.rs).
     #[wasm_bindgen(js_name = listeners, catch)]
@@ -68,7 +68,7 @@ impl ThreadSource for FetchThreads {
         let thread_url = [self.endpoint.as_str(), "/", &encoded].concat();
         let messages_url = [thread_url.as_str(), "/model-messages"].concat();
         // The messages and the thread's metadata (which carries its usage): both requests are
-        // on their way before either answer is read (no `join`: #16).
+        // on their way before either answer is read (awaited in turn, not through `join`).
         let messages = send_get(&messages_url);
         let thread = send_get(&thread_url);
         async move {
@@ -128,7 +128,7 @@ async fn send(
     options: Rc<Options>,
     text: String,
 ) -> Result<JsValue, JsValue> {
-    // The driver's `send`, with the turn run in this future rather than in a nested one (#16).
+    // The driver's `send`, with the turn run in this future rather than in a nested one.
     let (turn, turn_options) = match driver.start(&text, || turn_parts(&options))? {
         Started::Busy(outcome) => return Ok(outcome_to_js(&outcome)),
         Started::Running(turn, turn_options) => (turn, turn_options),
@@ -148,7 +148,7 @@ async fn restore(
         Err(RestoreError::Unavailable(status)) => Err(js_sys::Error::new(
             &[
                 "Could not load the thread (HTTP ",
-                // As a u64: a `u16`'s formatter would be a copy of its own in the wasm (#16).
+                // As a u64, whose formatter the wasm already has (a `u16`'s is another).
                 &u64::from(status).to_string(),
                 ").",
             ]

@@ -46,7 +46,7 @@ extern "C" {
     /// is closed once it has served: in Node an open port with a listener keeps the event loop
     /// alive, and a script that ran a turn would never end. In JS (the handler snippet): the
     /// promise, the port's listener and the channel are smaller there than as wasm-bindgen
-    /// closures and `web-sys` calls (#16).
+    /// closures and `web-sys` calls.
     /// `catch` keeps the import behind the glue: an import with nothing to convert is
     /// otherwise taken from the snippet module directly, a second import module that the
     /// build's name shortening (`scripts/lib/shorten-imports.mjs`) refuses.
@@ -86,7 +86,7 @@ pub(crate) struct FetchTransport {
 }
 
 /// A response body's chunks: one `reader.read()` in flight at a time. A stream of its own
-/// rather than `stream::unfold` over an `async fn`: 0.37 KB gzip smaller (#16).
+/// rather than `stream::unfold` over an `async fn`, which is larger in the wasm.
 struct Chunks {
     reader: ReadableStreamDefaultReader,
     read: Option<JsFuture>,
@@ -136,7 +136,7 @@ extern "C" {
     /// `fetch(new Request(url, init))` with the session cookie (`credentials: "include"`): a
     /// POST of `body` as JSON when there is one, else a GET; with `signal` when given. A URL
     /// the `Request` refuses is `Err`. In JS (the handler snippet): the init object is smaller
-    /// there than `web-sys`'s `RequestInit`, `Headers` and `Request` calls (#16).
+    /// there than `web-sys`'s `RequestInit`, `Headers` and `Request` calls.
     #[wasm_bindgen(js_name = sendRequest, catch)]
     fn send_request(
         url: &str,
@@ -190,7 +190,7 @@ fn step_response(fetched: Result<JsValue, JsValue>) -> Result<StepResponse, Tran
 
 impl Transport for FetchTransport {
     /// Sends the request at once; the future is the response. The work before and after the
-    /// one await is in plain functions (#16: the `async fn` holding all of it was 978 B).
+    /// one await is in plain functions, not in an `async fn` holding all of it.
     fn post(
         &self,
         body: Vec<u8>,

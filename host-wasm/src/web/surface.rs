@@ -398,8 +398,7 @@ fn version_number(version: SurfaceVersion) -> f64 {
     version.0 as f64
 }
 
-/// A JS array of strings. A loop: `collect::<Array>()` instantiated js-sys's `FromIterator`
-/// for this one call (#16).
+/// A JS array of strings, built in a loop rather than through js-sys's `FromIterator`.
 fn strings(items: &[String]) -> JsValue {
     let array = Array::new();
     for item in items {

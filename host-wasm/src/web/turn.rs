@@ -15,7 +15,7 @@ use dpas_host_core::turn::{
 use dpas_protocol::json::Value;
 use dpas_protocol::tool::CatalogMode;
 use dpas_protocol::wire_name::is_browser_tool;
-use dpas_protocol::{Executor, Frame, RouteFloors, WireModelMessage};
+use dpas_protocol::{Frame, RouteFloors, WireModelMessage};
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use js_sys::Function;
@@ -63,8 +63,8 @@ pub(crate) fn route_floors(value: JsValue) -> Result<Option<RouteFloors>, JsValu
         }
         routes.push((route, strings));
     }
-    // The table as read, not through `RouteFloors::new`, whose generic conversions copied it
-    // again (#16).
+    // The table as read, not through `RouteFloors::new`, whose generic conversions copy it
+    // again.
     Ok(Some(RouteFloors {
         shell_token: SHELL_SCOPE.into(),
         routes,
@@ -81,7 +81,7 @@ extern "C" {
     /// Calls `confirm(request)` (a throw is `Err`) and resolves `true` only for an answer of
     /// `true`: a rejection, another answer, or the turn's signal aborting while it is pending
     /// resolve `false`. In JS (the handler snippet) because the race and its listener are
-    /// smaller there than as wasm-bindgen closures (#16).
+    /// smaller there than as wasm-bindgen closures.
     #[wasm_bindgen(js_name = askConfirm, catch)]
     fn ask_confirm(
         confirm: &Function,
@@ -162,13 +162,6 @@ impl TurnUi for JsUi {
     }
 }
 
-fn executor_name(executor: Executor) -> &'static str {
-    match executor {
-        Executor::Server => "server",
-        Executor::Browser => "browser",
-    }
-}
-
 /// A frame as the `TurnEvent` API.md names for it, if any.
 pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> {
     Some(match frame {
@@ -186,7 +179,7 @@ pub(crate) fn frame_event(frame: &Frame, frame_js: &JsValue) -> Option<JsValue> 
             ("toolCallId", call.tool_call_id.as_str().into()),
             ("wireName", call.wire_name.as_str().into()),
             ("canonicalId", call.canonical_id.as_str().into()),
-            ("executor", executor_name(call.executor).into()),
+            ("executor", call.executor.as_str().into()),
             ("input", to_js(&call.input)),
         ]),
         // Browser results are reported by the loop, with the value the model receives.
@@ -332,8 +325,7 @@ fn signal_of(signal: JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
 
 /// `runTurn`'s options, read in order through one [`Fields`] reader: the first bad field is
 /// the one a `TypeError` names and nothing after it is read. Synchronous, so the turn's
-/// future holds only the turn (#16). Out of line: inlined into the export's future it
-/// measured 184 B gzip more.
+/// future holds only the turn. Out of line: inlined into the export's future, it is larger.
 #[inline(never)]
 fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
     if !options.is_object() {

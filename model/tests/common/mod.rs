@@ -311,9 +311,9 @@ async fn serve(
 pub fn decode(anthropic: bool, chunks: Vec<Vec<u8>>) -> EventStream {
     let body = futures_util::stream::iter(chunks.into_iter().map(Ok));
     if anthropic {
-        dpas_model::vendor::anthropic::decode_body(body)
+        dpas_model::providers::anthropic::decode_body(body)
     } else {
-        dpas_model::vendor::openai::decode_body(body)
+        dpas_model::providers::openai::decode_body(body)
     }
 }
 

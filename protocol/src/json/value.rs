@@ -385,14 +385,6 @@ impl<T: ValueIndex + ?Sized> ValueIndex for &T {
     }
 }
 
-/// The compact JSON text, as serde_json's `Display` writes it (tests print values with it;
-/// the browser build writes with `WriteJson` directly).
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&super::to_string(self))
-    }
-}
-
 static NULL: Value = Value::Null;
 
 impl<I: ValueIndex> Index<I> for Value {

@@ -158,12 +158,21 @@ macro_rules! write_json_for_value {
 }
 
 write_json_for_value!(value::Value, value::Map<String, value::Value>, value::Number);
+
 #[cfg(feature = "serde-json-value")]
 write_json_for_value!(
     serde_json::Value,
     serde_json::Map<String, serde_json::Value>,
     serde_json::Number
 );
+
+/// The compact JSON text, as serde_json's `Display` writes it (tests print values with it;
+/// the browser build writes with `WriteJson` directly).
+impl std::fmt::Display for value::Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_string(self))
+    }
+}
 
 impl WriteJson for str {
     fn write_json(&self, out: &mut String) {

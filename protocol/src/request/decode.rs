@@ -3,12 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use super::ProtocolVersion;
+use super::version::ProtocolVersion;
 use crate::error::{HostError, HostErrorCode, LimitPlane};
 use crate::limits::*;
 use crate::message::WireModelMessage;
 use crate::tool::{CatalogMode, RawSchema, Truncated, WireToolDescriptor, WireToolState};
+use fields::{CatalogFields, Check, DescriptorFields, Fields, Malformed, StateFields};
 
+mod fields;
 mod read;
 
 /// The normalised internal request (B8): both versions become this one shape.
@@ -30,12 +32,6 @@ pub struct ChatStepRequest {
     pub frontend_state: Vec<WireToolState>,
     pub truncated: Option<Truncated>,
 }
-
-/// A validation failure; becomes 400 `PROTOCOL_DECODE_ERROR` with the fixed message.
-#[derive(Debug)]
-struct Malformed;
-
-type Check<T> = Result<T, Malformed>;
 
 /// The length in UTF-16 units: one per character, two for one past U+FFFF. Counted from the
 /// bytes (a character is its one byte that is not a continuation byte, and one of four bytes
@@ -97,71 +93,7 @@ fn messages(items: Vec<Value>) -> Check<Vec<WireModelMessage>> {
         .collect()
 }
 
-/// The fields of a step request the decoder reads, each as the body carried it (of a
-/// repeated key, the last, as a parsed JSON object keeps it). Filled from the body's bytes
-/// in one pass ([`read`]) or from an already parsed object ([`Fields::from_map`]); either
-/// way [`decode_fields`] decides.
-#[derive(Debug, Default)]
-struct Fields {
-    protocol_version: Option<Value>,
-    conversation_id: Option<Value>,
-    turn_id: Option<Value>,
-    step_index: Option<Value>,
-    pathname: Option<Value>,
-    model_id: Option<Value>,
-    messages: Option<Value>,
-    /// v2's catalog envelope.
-    catalog: Option<Check<CatalogFields>>,
-    /// v1's descriptors.
-    frontend_tools: Option<Check<Vec<DescriptorFields>>>,
-}
-
-#[derive(Debug, Default)]
-struct CatalogFields {
-    mode: Option<Value>,
-    scope: Option<Value>,
-    frontend_tools: Option<Check<Vec<DescriptorFields>>>,
-    frontend_state: Option<Check<Vec<StateFields>>>,
-    truncated: Option<Value>,
-}
-
-#[derive(Debug, Default)]
-struct StateFields {
-    wire_name: Option<Value>,
-    available: Option<Value>,
-    unavailable_reason: Option<Value>,
-    note: Option<Value>,
-}
-
-#[derive(Debug, Default)]
-struct DescriptorFields {
-    wire_name: Option<Value>,
-    canonical_id: Option<Value>,
-    plane: Option<Value>,
-    description: Option<Value>,
-    /// `Malformed` when it is not an object.
-    input_schema: Option<Check<RawSchema>>,
-    effect: Option<Value>,
-    confirmation: Option<Value>,
-    available: Option<Value>,
-    unavailable_reason: Option<Value>,
-}
-
 impl Fields {
-    /// The slot of a key read as a plain JSON value.
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
-        Some(match key {
-            "protocolVersion" => &mut self.protocol_version,
-            "conversationId" => &mut self.conversation_id,
-            "turnId" => &mut self.turn_id,
-            "stepIndex" => &mut self.step_index,
-            "pathname" => &mut self.pathname,
-            "modelId" => &mut self.model_id,
-            "messages" => &mut self.messages,
-            _ => return None,
-        })
-    }
-
     fn from_map(map: Map<String, Value>) -> Self {
         let mut fields = Self::default();
         for (key, value) in map {
@@ -180,15 +112,6 @@ impl Fields {
 }
 
 impl CatalogFields {
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
-        Some(match key {
-            "mode" => &mut self.mode,
-            "scope" => &mut self.scope,
-            "truncated" => &mut self.truncated,
-            _ => return None,
-        })
-    }
-
     fn from_value(value: Value) -> Check<Self> {
         let mut fields = Self::default();
         for (key, value) in object(value)? {
@@ -207,16 +130,6 @@ impl CatalogFields {
 }
 
 impl StateFields {
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
-        Some(match key {
-            "wireName" => &mut self.wire_name,
-            "available" => &mut self.available,
-            "unavailableReason" => &mut self.unavailable_reason,
-            "note" => &mut self.note,
-            _ => return None,
-        })
-    }
-
     fn from_value(value: Value) -> Check<Self> {
         let mut fields = Self::default();
         for (key, value) in object(value)? {
@@ -236,20 +149,6 @@ fn states_from_value(value: Value) -> Check<Vec<StateFields>> {
 }
 
 impl DescriptorFields {
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
-        Some(match key {
-            "wireName" => &mut self.wire_name,
-            "canonicalId" => &mut self.canonical_id,
-            "plane" => &mut self.plane,
-            "description" => &mut self.description,
-            "effect" => &mut self.effect,
-            "confirmation" => &mut self.confirmation,
-            "available" => &mut self.available,
-            "unavailableReason" => &mut self.unavailable_reason,
-            _ => return None,
-        })
-    }
-
     fn from_value(value: Value) -> Check<Self> {
         let mut fields = Self::default();
         for (key, value) in object(value)? {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::capability::{
-    ActionDef, Confirmation, Effect, HandlerError, ObservationDef, ProcedureDef,
+    ActionDef, Availability, Confirmation, Effect, HandlerError, ObservationDef, ProcedureDef,
 };
 use crate::envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 use crate::pattern::NativePatterns;

@@ -8,6 +8,7 @@ use crate::testing::{demo_surface, trace_request, traces_dir, DemoScreen, FakeCl
 use dpas_protocol::encode_frame;
 use dpas_protocol::test_json as json;
 use futures_executor::block_on;
+use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

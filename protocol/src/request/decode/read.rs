@@ -18,7 +18,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Check, DescriptorFields, Fields, Malformed, StateFields};
+use super::fields::{CatalogFields, Check, DescriptorFields, Fields, Malformed, StateFields};
 use crate::tool::RawSchema;
 
 /// Containers serde_json lets a value nest (its recursion limit): a `Value` parse of a body
@@ -164,10 +164,10 @@ impl<'de, E: Expect<'de>> Visitor<'de> for Lenient<E> {
 struct Catalog;
 
 impl<'de> Expect<'de> for Catalog {
-    type Out = super::CatalogFields;
+    type Out = CatalogFields;
 
     fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Check<Self::Out>, A::Error> {
-        let mut fields = super::CatalogFields::default();
+        let mut fields = CatalogFields::default();
         while let Some(key) = map.next_key_seed(Key)? {
             match &*key {
                 "frontendTools" => {

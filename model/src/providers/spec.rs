@@ -4,28 +4,9 @@
 use std::sync::Arc;
 
 use super::anthropic::{self, AnthropicConfig, AnthropicProvider};
+use super::config::{HttpSettings, ProviderConfigError};
 use super::openai::{self, OpenAiConfig, OpenAiProvider};
-use super::HttpSettings;
 use crate::provider::ModelProvider;
-
-/// Why a model spec could not be turned into a provider.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProviderConfigError {
-    #[error("unknown model vendor \"{vendor}\" (expected openai:<model> or anthropic:<model>)")]
-    UnknownVendor { vendor: String },
-    #[error(
-        "the model spec \"{spec}\" names no model (expected openai:<model> or anthropic:<model>)"
-    )]
-    MissingModel { spec: String },
-    #[error("{var} is not set")]
-    MissingKey { var: &'static str },
-    #[error("{var} must be an http:// or https:// URL")]
-    InvalidBaseUrl { var: &'static str },
-    #[error("{var} must be a positive whole number")]
-    InvalidNumber { var: &'static str },
-    #[error("the HTTP client could not be built")]
-    HttpClient,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vendor {
@@ -154,10 +135,6 @@ impl std::fmt::Display for VendorSpec {
         write!(f, "{}:{}", self.vendor.id_prefix(), self.model)
     }
 }
-
-/// The name this crate gave [`VendorSpec`] before `host-server`'s `--model` value took it.
-#[deprecated(note = "renamed VendorSpec (host_server::ModelSpec is the `--model` value)")]
-pub type ModelSpec = VendorSpec;
 
 /// A provider for `spec` ([`VendorSpec::parse`], then [`VendorSpec::provider`]).
 pub fn provider_from_spec(

@@ -9,13 +9,14 @@ use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::{json, Map, Value};
 
-use super::sanitize::{error_text, reported_error};
-use super::spec::ProviderConfigError;
-use super::{
-    add_counts, count, drive, fresh_call_id, http, message_text, object_schema, parse_arguments,
-    parse_payload, repaired_history, sse, tool_output_text, Decoder, Flow, HttpSettings,
+use super::config::{HttpSettings, ProviderConfigError};
+use super::driver::{
+    add_counts, count, drive, fresh_call_id, parse_arguments, parse_payload, Decoder, Flow,
     ENDED_EARLY,
 };
+use super::request::{message_text, object_schema, repaired_history, tool_output_text};
+use super::sanitize::{error_text, reported_error};
+use super::{http, sse};
 use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall,

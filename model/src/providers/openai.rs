@@ -9,12 +9,13 @@ use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Map, Value};
 
-use super::sanitize::{error_text, reported_error};
-use super::spec::ProviderConfigError;
-use super::{
-    count, drive, fresh_call_id, http, message_text, object_schema, parse_arguments, parse_payload,
-    repaired_history, sse, text_parts, tool_output_text, Decoder, Flow, HttpSettings, ENDED_EARLY,
+use super::config::{HttpSettings, ProviderConfigError};
+use super::driver::{
+    count, drive, fresh_call_id, parse_arguments, parse_payload, Decoder, Flow, ENDED_EARLY,
 };
+use super::request::{message_text, object_schema, repaired_history, text_parts, tool_output_text};
+use super::sanitize::{error_text, reported_error};
+use super::{http, sse};
 use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall, ToolSpec,

@@ -10,9 +10,9 @@ use futures_util::stream;
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Client, Response, StatusCode};
 
+use super::config::{HttpSettings, RetryPolicy};
 use super::sanitize::{reported_error, sanitize_vendor_text, vendor_error_text, MAX_MESSAGE_CHARS};
 use super::sse::ByteChunks;
-use super::{HttpSettings, RetryPolicy};
 use crate::provider::{ModelError, ModelErrorKind};
 
 /// The most of an error body read to find the vendor's message.
