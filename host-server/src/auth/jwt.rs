@@ -20,7 +20,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
 use super::bearer::bearer;
-use crate::config::{ClaimNames, JwtConfig, JwtKeys};
+use super::config::{ClaimNames, JwtConfig, JwtKeys};
 use dpas_governance::{Actor, Credential};
 
 /// Clock skew allowed on `exp` and `nbf`, in seconds.

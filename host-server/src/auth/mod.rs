@@ -11,6 +11,7 @@
 //! with a code from the one host error table; no message ever contains a token.
 
 mod bearer;
+pub mod config;
 pub mod jwt;
 pub mod proxy;
 
@@ -21,10 +22,10 @@ use actix_web::{web, HttpRequest};
 use dpas_governance::Actor;
 use dpas_protocol::{HostError, HostErrorCode};
 
-use crate::config::AuthConfig;
 use crate::http::error::ApiError;
 use crate::session::SessionKeys;
 use bearer::{bearer, raw_authorization};
+use config::AuthConfig;
 
 pub use jwt::{JwtAuth, JwtSetupError};
 pub use proxy::ProxyAuth;

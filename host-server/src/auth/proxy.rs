@@ -9,8 +9,8 @@ use dpas_protocol::{HostError, HostErrorCode};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::config::ProxyConfig;
 use super::jwt::MAX_CLAIM_CHARS;
-use crate::config::ProxyConfig;
 use dpas_governance::Actor;
 
 #[derive(Debug)]
