@@ -588,6 +588,17 @@ mod tests {
         ScriptedProvider::from_script(Script::from_json(json.as_bytes()).unwrap())
     }
 
+    /// Rules that answer `has` when a result of `name` is in the prompt, else `offered` when
+    /// the step offers it, else `neither`.
+    fn has_offered_neither(name: &str) -> ScriptedProvider {
+        let script = json!({"turns": [
+            {"when": {"hasResult": name}, "text": ["has"]},
+            {"when": {"offered": name}, "text": ["offered"]},
+            {"when": {}, "text": ["neither"]}
+        ]});
+        scripted(&script.to_string())
+    }
+
     /// The first text delta, or the name of the first call.
     async fn first(p: &ScriptedProvider, r: ModelRequest) -> String {
         match p.stream(r).await {
@@ -908,39 +919,18 @@ mod tests {
 
     #[tokio::test]
     async fn wire_names_match_whole_and_exact() {
-        let p = scripted(
-            r#"{"turns": [
-            {"when": {"hasResult": "view_todo__list__add"}, "text": ["has"]},
-            {"when": {"offered": "view_todo__list__add"}, "text": ["offered"]},
-            {"when": {}, "text": ["neither"]}
-        ]}"#,
-        );
+        let p = has_offered_neither("view_todo__list__add");
         let near = [
             "view_todo__list__add_at_a",
             "View_todo__list__add",
             "view_todo__list",
         ];
+        let answered = |name: &str| request(vec![result(name, json!({}))], &[]);
         assert_eq!(first(&p, request(vec![], &near)).await, "neither");
-        assert_eq!(
-            first(
-                &p,
-                request(vec![result("view_todo__list__add_at_a", json!({}))], &[])
-            )
-            .await,
-            "neither"
-        );
-        assert_eq!(
-            first(&p, request(vec![], &["view_todo__list__add"])).await,
-            "offered"
-        );
-        assert_eq!(
-            first(
-                &p,
-                request(vec![result("view_todo__list__add", json!({}))], &[])
-            )
-            .await,
-            "has"
-        );
+        assert_eq!(first(&p, answered(near[0])).await, "neither");
+        let exact = request(vec![], &["view_todo__list__add"]);
+        assert_eq!(first(&p, exact).await, "offered");
+        assert_eq!(first(&p, answered("view_todo__list__add")).await, "has");
         // A wire name is called as written, offered or not.
         let p = scripted(r#"{"turns": [{"toolCalls": [{"name": "domain_nope"}]}]}"#);
         assert_eq!(first(&p, request(vec![], &[])).await, "call domain_nope");
@@ -1017,13 +1007,7 @@ mod tests {
 
     #[tokio::test]
     async fn conditions_take_canonical_ids() {
-        let p = scripted(
-            r#"{"turns": [
-            {"when": {"hasResult": "view:todo.list.add"}, "text": ["has"]},
-            {"when": {"offered": "view:todo.list.add"}, "text": ["offered"]},
-            {"when": {}, "text": ["neither"]}
-        ]}"#,
-        );
+        let p = has_offered_neither("view:todo.list.add");
         let escalated = &[("view_todo__list__add_at_main", "view:todo.list.add")];
         // `offered`: the host mapped an offered tool to the id, whatever its wire name.
         assert_eq!(first(&p, offering(vec![], escalated)).await, "offered");
