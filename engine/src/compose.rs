@@ -419,6 +419,7 @@ fn offered(
         name: t.info.wire_name.clone(),
         description: t.info.description.clone(),
         input_schema: Arc::clone(&t.input_schema),
+        canonical_id: Some(t.info.canonical_id.clone()),
     }));
     let mut names = Vec::with_capacity(frontend.len());
     for d in frontend {
@@ -426,6 +427,7 @@ fn offered(
             name: d.wire_name.clone(),
             description: d.description,
             input_schema: Arc::from(d.input_schema.into_raw()),
+            canonical_id: Some(d.canonical_id.clone()),
         });
         names.push(FrontendTool {
             wire_name: d.wire_name,

@@ -19,6 +19,10 @@ pub struct ToolSpec {
     /// step, and a browser tool's schema is kept as the request carried it (nothing on the
     /// way to the model reads it).
     pub input_schema: Arc<RawValue>,
+    /// The canonical id the host maps this wire name to (`view:todo.list.add`,
+    /// `domain:list-todos`, `meta:surface_act`), when it knows one. Never sent to a vendor;
+    /// the scripted model reads it to resolve a script's canonical ids.
+    pub canonical_id: Option<String>,
 }
 
 impl ToolSpec {
@@ -29,11 +33,19 @@ impl ToolSpec {
             description: description.into(),
             // A `Value` always serialises.
             input_schema: Arc::from(serde_json::value::to_raw_value(schema).unwrap_or_default()),
+            canonical_id: None,
         }
+    }
+
+    /// The same tool, mapped to `canonical_id`.
+    pub fn with_canonical_id(mut self, canonical_id: impl Into<String>) -> Self {
+        self.canonical_id = Some(canonical_id.into());
+        self
     }
 }
 
-/// The same name, description and schema text.
+/// The same name, description and schema text: what a vendor is sent (the canonical id is
+/// not).
 impl PartialEq for ToolSpec {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name

@@ -2,11 +2,19 @@
 //! scenario (`fixtures/demo/README.md` §e), or a data-driven script of model turns loaded from
 //! a JSON file (`--model scripted:<file>`), so tests can make the model batch calls, name
 //! unknown tools, ask for a gated write, fail, go silent, or exceed the step cap.
+//!
+//! A script names a tool by its canonical id (`view:todo.list.add`, `domain:list-todos`) or
+//! by its wire name (`view_todo__list__add`). A canonical id is resolved against the tools
+//! the step offers ([`ToolSpec::canonical_id`], set by the host as it composes the catalog),
+//! so escalated names (collisions, long ids, instances) come out as the host assigned them.
+//! The matching rules are documented in `model/README.md`, and pinned by the tests below.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use dpas_protocol::wire_name::{decode_wire_name, is_valid_canonical_id};
 use dpas_protocol::{ContentPart, Role, UsageReport, WireModelMessage};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, StreamExt};
@@ -15,7 +23,7 @@ use serde_json::{json, Value};
 
 use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
-    ToolCall,
+    ToolCall, ToolSpec,
 };
 
 /// The id the scripted provider is listed under.
@@ -127,6 +135,7 @@ fn default_usage() -> Option<Value> {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScriptCall {
+    /// A canonical id (resolved to the wire name the step offers for it) or a wire name.
     pub name: String,
     #[serde(default = "empty_object")]
     pub input: Value,
@@ -139,20 +148,21 @@ fn empty_object() -> Value {
     json!({})
 }
 
-/// Conditions on the prompt, all of which must hold.
+/// Conditions on the prompt, all of which must hold. Tool names are canonical ids or wire
+/// names, as in [`ScriptCall::name`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct When {
-    /// The last user message's text contains this.
+    /// The last user message's text contains this (case-sensitive substring).
     #[serde(default)]
     pub last_user_contains: Option<String>,
-    /// A tool result with this wire name is in the prompt.
+    /// A result of this tool is in the prompt (anywhere in the history).
     #[serde(default)]
     pub has_result: Option<String>,
-    /// No tool result with this wire name is in the prompt.
+    /// No result of this tool is in the prompt.
     #[serde(default)]
     pub lacks_result: Option<String>,
-    /// A tool with this name is offered.
+    /// This step offers this tool.
     #[serde(default)]
     pub offered: Option<String>,
 }
@@ -173,15 +183,64 @@ pub enum ScriptError {
     Parse(#[from] serde_json::Error),
     #[error("the script has no turns")]
     Empty,
+    /// A tool name with a `:` that is not a canonical id.
+    #[error(
+        "{at}: `{name}` is not a canonical id: a tool name with `:` must be `view:<type>.<name>` \
+         or `domain:<path>` (meta mode's tools are named by wire name, e.g. `surface_act`)"
+    )]
+    ToolName {
+        /// Where the name is, e.g. `turns[2].toolCalls[0].name`.
+        at: String,
+        name: String,
+    },
+}
+
+/// Whether a script's tool name is a canonical id. Wire names never hold a `:` (a provider
+/// takes only `[A-Za-z0-9_-]`), so any `:` marks one.
+fn is_canonical(name: &str) -> bool {
+    name.contains(':')
 }
 
 impl Script {
+    /// Parses a script and checks it: at least one turn, and every tool name with a `:` a
+    /// valid canonical id. Whether a step offers a tool is known only when the step runs.
     pub fn from_json(bytes: &[u8]) -> Result<Self, ScriptError> {
         let script: Script = serde_json::from_slice(bytes)?;
         if script.turns.is_empty() {
             return Err(ScriptError::Empty);
         }
+        script.check_tool_names()?;
         Ok(script)
+    }
+
+    fn check_tool_names(&self) -> Result<(), ScriptError> {
+        for (i, turn) in self.turns.iter().enumerate() {
+            let mut names: Vec<(String, &str)> = Vec::new();
+            if let Some(when) = &turn.when {
+                for (field, name) in [
+                    ("hasResult", &when.has_result),
+                    ("lacksResult", &when.lacks_result),
+                    ("offered", &when.offered),
+                ] {
+                    if let Some(name) = name {
+                        names.push((format!("turns[{i}].when.{field}"), name));
+                    }
+                }
+            }
+            for (j, call) in turn.tool_calls.iter().enumerate() {
+                names.push((format!("turns[{i}].toolCalls[{j}].name"), &call.name));
+            }
+            if let Some((at, name)) = names
+                .into_iter()
+                .find(|(_, n)| is_canonical(n) && !is_valid_canonical_id(n))
+            {
+                return Err(ScriptError::ToolName {
+                    at,
+                    name: name.to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     pub fn from_file(path: &std::path::Path) -> Result<Self, ScriptError> {
@@ -206,19 +265,73 @@ fn last_user_text(messages: &[WireModelMessage]) -> String {
     }
 }
 
+/// The tools one step offers, as a script's names see them.
+struct Offered<'a>(&'a [ToolSpec]);
+
+impl Offered<'_> {
+    /// The wire name a script's name stands for in this step: a wire name stands for itself;
+    /// a canonical id for the first offered tool the host mapped to it (domain tools come
+    /// first, then the browser's in request order), or, when none is, for the id itself,
+    /// which the host then answers `NO_SUCH_TOOL`.
+    fn wire_name<'n>(&'n self, name: &'n str) -> &'n str {
+        if !is_canonical(name) {
+            return name;
+        }
+        self.0
+            .iter()
+            .find(|t| t.canonical_id.as_deref() == Some(name))
+            .map_or(name, |t| t.name.as_str())
+    }
+
+    /// Whether the step offers the tool a script's name names.
+    fn offers(&self, name: &str) -> bool {
+        if is_canonical(name) {
+            self.0
+                .iter()
+                .any(|t| t.canonical_id.as_deref() == Some(name))
+        } else {
+            self.0.iter().any(|t| t.name == name)
+        }
+    }
+
+    /// The canonical id of a tool name met in the prompt: the one this step's offered tool
+    /// of that name maps to, else the id a plain (level-0, instance-free) wire name reverses
+    /// to, else the name itself (a call the host answered `NO_SUCH_TOOL` keeps the name the
+    /// model gave it).
+    fn canonical_of<'n>(&self, wire_name: &'n str) -> Cow<'n, str> {
+        let mapped = self
+            .0
+            .iter()
+            .find(|t| t.name == wire_name)
+            .and_then(|t| t.canonical_id.clone());
+        match mapped.or_else(|| decode_wire_name(wire_name)) {
+            Some(id) => Cow::Owned(id),
+            None => Cow::Borrowed(wire_name),
+        }
+    }
+
+    /// Whether a result under `result_name` is a result of the tool a script's name names:
+    /// a wire name must equal it; a canonical id must equal its canonical id.
+    fn is_result_of(&self, result_name: &str, name: &str) -> bool {
+        if is_canonical(name) {
+            self.canonical_of(result_name) == name
+        } else {
+            result_name == name
+        }
+    }
+}
+
 impl When {
     fn holds(&self, request: &ModelRequest) -> bool {
+        let offered = Offered(&request.tools);
         let results = tool_results(&request.messages);
-        let has = |name: &str| results.iter().any(|(n, _)| *n == name);
+        let has = |name: &str| results.iter().any(|(n, _)| offered.is_result_of(n, name));
         self.last_user_contains
             .as_deref()
             .is_none_or(|needle| last_user_text(&request.messages).contains(needle))
             && self.has_result.as_deref().is_none_or(has)
             && self.lacks_result.as_deref().is_none_or(|n| !has(n))
-            && self
-                .offered
-                .as_deref()
-                .is_none_or(|n| request.tools.iter().any(|t| t.name == n))
+            && self.offered.as_deref().is_none_or(|n| offered.offers(n))
     }
 }
 
@@ -326,17 +439,26 @@ impl ScriptedProvider {
         }
     }
 
+    /// The turn this call plays, its tool names resolved to the step's wire names.
     fn script_turn(&self, script: &Script, request: &ModelRequest) -> Option<ScriptTurn> {
         let _call = self.next_id();
-        if script.turns.iter().any(|t| t.when.is_some()) {
-            return script
+        let mut turn = if script.turns.iter().any(|t| t.when.is_some()) {
+            script
                 .turns
                 .iter()
                 .find(|t| t.when.as_ref().is_none_or(|w| w.holds(request)))
-                .cloned();
+                .cloned()
+        } else {
+            let i = self.cursor.fetch_add(1, Ordering::Relaxed) as usize;
+            script.turns.get(i.min(script.turns.len() - 1)).cloned()
+        }?;
+        let offered = Offered(&request.tools);
+        for call in &mut turn.tool_calls {
+            if is_canonical(&call.name) {
+                call.name = offered.wire_name(&call.name).to_owned();
+            }
         }
-        let i = self.cursor.fetch_add(1, Ordering::Relaxed) as usize;
-        script.turns.get(i.min(script.turns.len() - 1)).cloned()
+        Some(turn)
     }
 
     fn events(&self, turn: ScriptTurn) -> Vec<Result<ModelEvent, ModelError>> {
@@ -448,6 +570,44 @@ mod tests {
                 .iter()
                 .map(|n| ToolSpec::new(*n, "", &json!({})))
                 .collect(),
+        }
+    }
+
+    /// A request offering `(wire name, canonical id)` tools, as the host composes them.
+    fn offering(messages: Vec<WireModelMessage>, tools: &[(&str, &str)]) -> ModelRequest {
+        ModelRequest {
+            tools: tools
+                .iter()
+                .map(|(wire, id)| ToolSpec::new(*wire, "", &json!({})).with_canonical_id(*id))
+                .collect(),
+            ..request(messages, &[])
+        }
+    }
+
+    fn scripted(json: &str) -> ScriptedProvider {
+        ScriptedProvider::from_script(Script::from_json(json.as_bytes()).unwrap())
+    }
+
+    /// Rules that answer `has` when a result of `name` is in the prompt, else `offered` when
+    /// the step offers it, else `neither`.
+    fn has_offered_neither(name: &str) -> ScriptedProvider {
+        let script = json!({"turns": [
+            {"when": {"hasResult": name}, "text": ["has"]},
+            {"when": {"offered": name}, "text": ["offered"]},
+            {"when": {}, "text": ["neither"]}
+        ]});
+        scripted(&script.to_string())
+    }
+
+    /// The first text delta, or the name of the first call.
+    async fn first(p: &ScriptedProvider, r: ModelRequest) -> String {
+        match p.stream(r).await {
+            Err(e) => format!("error: {}", e.message),
+            Ok(s) => match s.map(|e| e.unwrap()).collect::<Vec<_>>().await.remove(0) {
+                ModelEvent::TextDelta(t) => t,
+                ModelEvent::ToolCall(c) => format!("call {}", c.name),
+                other => format!("{other:?}"),
+            },
         }
     }
 
@@ -623,24 +783,28 @@ mod tests {
         let json = &block[block.find("```json\n").unwrap() + 8..];
         let json = &json[..json.find("```").unwrap()];
         let p = ScriptedProvider::from_script(Script::from_json(json.as_bytes()).unwrap());
+        let todo = &[("view_todo__list__add", "view:todo.list.add")];
         let ask = WireModelMessage::user_text("Add milk please");
-        let first = collect(&p, request(vec![ask.clone()], &["view_todo__list__add"])).await;
+        let first = collect(&p, offering(vec![ask.clone()], todo)).await;
         assert!(first.iter().any(|e| matches!(e,
             ModelEvent::ToolCall(c) if c.name == "view_todo__list__add" && c.input == json!({"text": "milk"}))));
         let answered = vec![
             ask,
             WireModelMessage::tool_result("x", "view_todo__list__add", json!({"ok": true})),
         ];
-        let second = collect(&p, request(answered, &["view_todo__list__add"])).await;
+        let second = collect(&p, offering(answered, todo)).await;
         assert_eq!(
             second[0],
             ModelEvent::TextDelta("Milk is on your list.".into())
         );
-        let other = collect(&p, request(vec![WireModelMessage::user_text("hi")], &[])).await;
-        assert_eq!(
-            other[0],
-            ModelEvent::TextDelta("I can add things to your todo list.".into())
-        );
+        for other in ["hi", "Add Milk please"] {
+            let events =
+                collect(&p, offering(vec![WireModelMessage::user_text(other)], todo)).await;
+            assert_eq!(
+                events[0],
+                ModelEvent::TextDelta("I can add things to your todo list.".into())
+            );
+        }
     }
 
     #[tokio::test]
@@ -668,5 +832,310 @@ mod tests {
             Err(ScriptError::Empty)
         ));
         assert!(Script::from_json(br#"{"turns": [{"bogus": 1}]}"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn last_user_contains_is_a_case_sensitive_substring_of_the_last_user_message() {
+        let p = scripted(
+            r#"{"turns": [
+            {"when": {"lastUserContains": "milk"}, "text": ["matched"]},
+            {"when": {}, "text": ["fallback"]}
+        ]}"#,
+        );
+        let user = |t: &str| WireModelMessage::user_text(t);
+        // A substring anywhere, exact case.
+        assert_eq!(
+            first(&p, request(vec![user("buy oat milk!")], &[])).await,
+            "matched"
+        );
+        assert_eq!(
+            first(&p, request(vec![user("Buy Milk")], &[])).await,
+            "fallback"
+        );
+        assert_eq!(
+            first(&p, request(vec![user("MILK")], &[])).await,
+            "fallback"
+        );
+        // Only the last user message counts, whatever follows it.
+        let earlier = vec![
+            user("milk"),
+            WireModelMessage::new(
+                Role::Assistant,
+                dpas_protocol::MessageContent::Text("Done.".into()),
+            ),
+            user("and bread"),
+        ];
+        assert_eq!(first(&p, request(earlier, &[])).await, "fallback");
+        let then_results = vec![user("milk"), result("domain_x", json!({}))];
+        assert_eq!(first(&p, request(then_results, &[])).await, "matched");
+        // Text parts are joined with nothing between them.
+        let parts: WireModelMessage = serde_json::from_value(json!({"role": "user", "content": [
+            {"type": "text", "text": "mi"}, {"type": "text", "text": "lk"}
+        ]}))
+        .unwrap();
+        assert_eq!(first(&p, request(vec![parts], &[])).await, "matched");
+        // No user message: the text is empty, and only `""` is in it.
+        assert_eq!(first(&p, request(vec![], &[])).await, "fallback");
+        let empty =
+            scripted(r#"{"turns": [{"when": {"lastUserContains": ""}, "text": ["always"]}]}"#);
+        assert_eq!(first(&empty, request(vec![], &[])).await, "always");
+    }
+
+    #[tokio::test]
+    async fn rules_are_tried_in_order_and_every_condition_must_hold() {
+        let p = scripted(
+            r#"{"turns": [
+            {"when": {"lastUserContains": "a", "offered": "domain_x"}, "text": ["first"]},
+            {"when": {"lastUserContains": "a"}, "text": ["second"]},
+            {"text": ["no when holds always"]},
+            {"when": {}, "text": ["never reached"]}
+        ]}"#,
+        );
+        let a = || vec![WireModelMessage::user_text("a")];
+        assert_eq!(first(&p, request(a(), &["domain_x"])).await, "first");
+        assert_eq!(first(&p, request(a(), &[])).await, "second");
+        assert_eq!(
+            first(&p, request(vec![WireModelMessage::user_text("b")], &[])).await,
+            "no when holds always"
+        );
+        // Rules keep no state: the same prompt plays the same turn.
+        assert_eq!(first(&p, request(a(), &["domain_x"])).await, "first");
+    }
+
+    #[tokio::test]
+    async fn when_no_rule_holds_the_model_step_fails() {
+        let p = scripted(r#"{"turns": [{"when": {"lastUserContains": "milk"}, "text": ["x"]}]}"#);
+        let err = p
+            .stream(request(vec![WireModelMessage::user_text("bread")], &[]))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(err.kind, ModelErrorKind::Config);
+        assert_eq!(
+            err.message,
+            "The scripted model has no turn for this prompt."
+        );
+    }
+
+    #[tokio::test]
+    async fn wire_names_match_whole_and_exact() {
+        let p = has_offered_neither("view_todo__list__add");
+        let near = [
+            "view_todo__list__add_at_a",
+            "View_todo__list__add",
+            "view_todo__list",
+        ];
+        let answered = |name: &str| request(vec![result(name, json!({}))], &[]);
+        assert_eq!(first(&p, request(vec![], &near)).await, "neither");
+        assert_eq!(first(&p, answered(near[0])).await, "neither");
+        let exact = request(vec![], &["view_todo__list__add"]);
+        assert_eq!(first(&p, exact).await, "offered");
+        assert_eq!(first(&p, answered("view_todo__list__add")).await, "has");
+        // A wire name is called as written, offered or not.
+        let p = scripted(r#"{"turns": [{"toolCalls": [{"name": "domain_nope"}]}]}"#);
+        assert_eq!(first(&p, request(vec![], &[])).await, "call domain_nope");
+    }
+
+    #[tokio::test]
+    async fn a_canonical_id_is_called_under_the_wire_name_the_step_offers_for_it() {
+        let p = scripted(
+            r#"{"turns": [
+            {"toolCalls": [{"name": "view:todo.list.add", "input": {"text": "milk"}}, {"name": "domain:list-todos"}]}
+        ]}"#,
+        );
+        // Plain names, and names the host escalated (an instance, a shortened id).
+        for (view, domain) in [
+            ("view_todo__list__add", "domain_list-todos"),
+            (
+                "view_todo__list__add_at_main",
+                "domain_list-todos_0_abcdefg",
+            ),
+        ] {
+            let events = collect(
+                &p,
+                offering(
+                    vec![],
+                    &[(domain, "domain:list-todos"), (view, "view:todo.list.add")],
+                ),
+            )
+            .await;
+            let calls: Vec<(&str, &Value)> = events
+                .iter()
+                .filter_map(|e| match e {
+                    ModelEvent::ToolCall(c) => Some((c.name.as_str(), &c.input)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                calls,
+                [(view, &json!({"text": "milk"})), (domain, &json!({}))]
+            );
+        }
+        // Several tools of one id (a component mounted twice): the first offered.
+        let twice = offering(
+            vec![],
+            &[
+                ("view_todo__list__add_at_b", "view:todo.list.add"),
+                ("view_todo__list__add_at_a", "view:todo.list.add"),
+            ],
+        );
+        assert_eq!(first(&p, twice).await, "call view_todo__list__add_at_b");
+    }
+
+    #[tokio::test]
+    async fn a_canonical_id_the_step_does_not_offer_is_called_by_the_id_itself() {
+        let p = scripted(
+            r#"{"turns": [
+            {"when": {"lacksResult": "domain:archive-done"}, "toolCalls": [{"name": "domain:archive-done"}]},
+            {"when": {"hasResult": "domain:archive-done"}, "text": ["refused"]}
+        ]}"#,
+        );
+        // Not offered (a wire name that merely looks like it does not count): the call goes out
+        // under the id, and the host answers NO_SUCH_TOOL.
+        let offered = &[("domain_archive-done", "domain:archive-done-cards")];
+        assert_eq!(
+            first(&p, offering(vec![], offered)).await,
+            "call domain:archive-done"
+        );
+        // That answer, kept under the id, is a result of the id: the rule does not repeat.
+        let answered = vec![result(
+            "domain:archive-done",
+            json!({"code": "NO_SUCH_TOOL"}),
+        )];
+        assert_eq!(first(&p, offering(answered, offered)).await, "refused");
+    }
+
+    #[tokio::test]
+    async fn conditions_take_canonical_ids() {
+        let p = has_offered_neither("view:todo.list.add");
+        let escalated = &[("view_todo__list__add_at_main", "view:todo.list.add")];
+        // `offered`: the host mapped an offered tool to the id, whatever its wire name.
+        assert_eq!(first(&p, offering(vec![], escalated)).await, "offered");
+        assert_eq!(
+            first(
+                &p,
+                offering(vec![], &[("view_todo__list__add", "view:todo.list.other")])
+            )
+            .await,
+            "neither"
+        );
+        // `hasResult`: a result under the name the step offers for the id…
+        let r = |name: &str| vec![result(name, json!({"ok": true}))];
+        assert_eq!(
+            first(&p, offering(r("view_todo__list__add_at_main"), escalated)).await,
+            "has"
+        );
+        // …or, for a tool this step no longer offers, under a plain wire name that reverses
+        // to the id; an escalated name cannot be reversed.
+        assert_eq!(
+            first(&p, offering(r("view_todo__list__add"), &[])).await,
+            "has"
+        );
+        assert_eq!(
+            first(&p, offering(r("view_todo__list__add_at_main"), &[])).await,
+            "neither"
+        );
+        // `lacksResult` is its negation.
+        let lacks = scripted(
+            r#"{"turns": [
+            {"when": {"lacksResult": "domain:list-todos"}, "text": ["lacks"]},
+            {"when": {}, "text": ["has"]}
+        ]}"#,
+        );
+        let listed = &[("domain_list-todos", "domain:list-todos")];
+        assert_eq!(first(&lacks, offering(vec![], listed)).await, "lacks");
+        assert_eq!(
+            first(&lacks, offering(r("domain_list-todos"), listed)).await,
+            "has"
+        );
+    }
+
+    #[tokio::test]
+    async fn sequence_scripts_resolve_canonical_ids_too() {
+        let p = scripted(r#"{"turns": [{"toolCalls": [{"name": "domain:list-todos"}]}]}"#);
+        let listed = &[("domain_list-todos", "domain:list-todos")];
+        assert_eq!(
+            first(&p, offering(vec![], listed)).await,
+            "call domain_list-todos"
+        );
+    }
+
+    #[test]
+    fn a_name_with_a_colon_must_be_a_canonical_id() {
+        for (json, at, name) in [
+            (
+                r#"{"turns": [{"toolCalls": [{"name": "domain_x"}, {"name": "view:todo.list.Add"}]}]}"#,
+                "turns[0].toolCalls[1].name",
+                "view:todo.list.Add",
+            ),
+            (
+                r#"{"turns": [{"text": ["x"]}, {"when": {"hasResult": "domain:"}}]}"#,
+                "turns[1].when.hasResult",
+                "domain:",
+            ),
+            (
+                r#"{"turns": [{"when": {"lacksResult": "meta:surface_act"}}]}"#,
+                "turns[0].when.lacksResult",
+                "meta:surface_act",
+            ),
+            (
+                r#"{"turns": [{"when": {"offered": "todo:list"}}]}"#,
+                "turns[0].when.offered",
+                "todo:list",
+            ),
+        ] {
+            match Script::from_json(json.as_bytes()) {
+                Err(e @ ScriptError::ToolName { .. }) => {
+                    let ScriptError::ToolName { at: a, name: n } = &e else {
+                        unreachable!()
+                    };
+                    assert_eq!((a.as_str(), n.as_str()), (at, name));
+                    assert!(e
+                        .to_string()
+                        .starts_with(&format!("{at}: `{name}` is not a canonical id")));
+                }
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+        // Valid ids and plain wire names load; `lastUserContains` is text, not a name.
+        Script::from_json(
+            br#"{"turns": [{"when": {"lastUserContains": "a:b", "offered": "view:kanban.board.moveCard"},
+            "toolCalls": [{"name": "domain:archive-done-cards"}, {"name": "surface_act"}]}]}"#,
+        )
+        .unwrap();
+    }
+
+    /// `examples/todo-backend/script.json`, which names its tools by canonical id, plays the
+    /// turn its browser test expects (read at run time: the file is outside this crate).
+    #[tokio::test]
+    async fn the_todo_backend_example_script_plays_its_turn() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/todo-backend/script.json");
+        let p = ScriptedProvider::from_script(Script::from_file(&path).unwrap());
+        let tools = &[
+            ("domain_list-todos", "domain:list-todos"),
+            ("domain_add-todo", "domain:add-todo"),
+            ("domain_delete-all-todos", "domain:delete-all-todos"),
+        ];
+        let mut prompt = vec![WireModelMessage::user_text("please clear my list")];
+        let events = collect(&p, offering(prompt.clone(), tools)).await;
+        assert_eq!(
+            events[0],
+            ModelEvent::TextDelta("Let me look at your list.".into())
+        );
+        assert!(matches!(&events[1], ModelEvent::ToolCall(c) if c.name == "domain_list-todos"));
+        prompt.push(result("domain_list-todos", json!({"status": "ok"})));
+        assert_eq!(
+            first(&p, offering(prompt.clone(), tools)).await,
+            "call domain_delete-all-todos"
+        );
+        prompt.push(result(
+            "domain_delete-all-todos",
+            json!({"status": "approval-required"}),
+        ));
+        assert_eq!(
+            first(&p, offering(prompt, tools)).await,
+            "Clearing your list needs your approval: see the card above."
+        );
     }
 }

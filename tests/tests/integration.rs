@@ -6,6 +6,7 @@ mod chat_isolation;
 mod chat_models;
 mod chat_prompt;
 mod chat_replay;
+mod chat_scripted;
 mod chat_snapshots;
 mod chat_vendors;
 mod conformance;
