@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the @dpas/host npm package into host-wasm/pkg/:
+# Builds the @dpas/host npm package into host-wasm/pkg/ (or WASM_PKG_DIR; the cargo build goes
+# to CARGO_TARGET_DIR when set, as cargo's own does: scripts/dist.sh builds in target/dist/):
 #   cargo release build for wasm32 (the root [profile.release]: opt-level z, LTO, one codegen
 #   unit, panic=abort) → wasm-bindgen --target web at the pinned version → wasm-opt -Oz with
 #   the flags explained below (npm `binaryen`, host-wasm/tools) → the hand-written package.json
@@ -34,12 +35,12 @@ fi
 say "cargo build --release --target wasm32-unknown-unknown -p host-wasm"
 cargo build --release --target wasm32-unknown-unknown -p host-wasm
 
-out=host-wasm/pkg
+out=${WASM_PKG_DIR:-host-wasm/pkg}
 rm -rf "$out"
 mkdir -p "$out"
 say "wasm-bindgen $pinned --target web"
 wasm-bindgen --target web --out-dir "$out" --out-name dpas_host \
-  target/wasm32-unknown-unknown/release/host_wasm.wasm
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/host_wasm.wasm"
 
 # -Oz --converge --one-caller-inline-max-function-size=20: the budget is gzip, and binaryen's
 # default of inlining every function that has one caller, whatever its size, measured 7.2 KB

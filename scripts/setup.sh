@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs what builds and tests need, only where it is missing. Idempotent; used by people
 # and by CI alike. Needs root (or sudo) for apt on a fresh Debian machine.
+#   bash scripts/setup.sh        what builds and tests need: 1 to 6 below
+#   bash scripts/setup.sh dist   what scripts/dist.sh needs (it runs this): 1 without the lint
+#                                tools, 2, host-wasm/tools of 4, and 7
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+case "${1:-all}" in
+  all | dist) only=${1:-all} ;;
+  *) echo "usage: scripts/setup.sh [dist]" >&2; exit 2 ;;
+esac
+all() { [ "$only" = all ]; }
 
 # 1. Rust: the wasm target and the lint tools.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
@@ -13,7 +21,7 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 for component in clippy rustfmt; do
-  if ! rustup component list --installed | grep -q "^${component}"; then
+  if all && ! rustup component list --installed | grep -q "^${component}"; then
     rustup component add "$component"
   fi
 done
@@ -33,7 +41,7 @@ if [ "$installed" != "$pinned" ]; then
 fi
 
 # 3. Chromium and its driver, from Debian, for browser tests.
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+if all && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
   say "installing chromium and chromium-driver"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
@@ -42,7 +50,9 @@ fi
 # 4. Node modules, exactly as locked. www, the apps of tests/packaging and examples/react-todo
 #    install the packed @dpas/host, so their npm ci runs after the package is built
 #    (build-www.sh, packaging.sh, examples.sh).
-for dir in host-wasm/tools tests/e2e tests/interop; do
+dirs="host-wasm/tools"
+if all; then dirs="$dirs tests/e2e tests/interop"; fi
+for dir in $dirs; do
   if [ -f "$dir/package-lock.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       say "npm ci in $dir"
@@ -52,7 +62,7 @@ for dir in host-wasm/tools tests/e2e tests/interop; do
 done
 
 # 5. wrk, the load generator of scripts/bench.sh (never run by CI's tests).
-if ! command -v wrk >/dev/null; then
+if all && ! command -v wrk >/dev/null; then
   say "installing wrk"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
@@ -60,10 +70,24 @@ fi
 
 # 6. PostgreSQL's server binaries, from Debian: the PostgreSQL tests start throwaway clusters
 #    of their own (initdb + pg_ctl in a temporary folder); no service is started or used.
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+if all && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   say "installing postgresql"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+fi
+
+# 7. (dist only) The static (musl) target of dist.sh's host-server, and Debian's musl-tools: the
+#    C parts of the server's dependencies (the bundled SQLite, ring) are compiled with
+#    x86_64-linux-musl-gcc, which cc-rs looks for and musl-tools provides.
+musl_target="$(uname -m)-unknown-linux-musl"
+if ! all && ! rustup target list --installed | grep -qx "$musl_target"; then
+  say "adding the $musl_target target"
+  rustup target add "$musl_target"
+fi
+if ! all && ! command -v "$(uname -m)-linux-musl-gcc" >/dev/null; then
+  say "installing musl-tools"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl-tools
 fi
 
 say "ready"
