@@ -7,6 +7,7 @@ mod chat_models;
 mod chat_prompt;
 mod chat_replay;
 mod chat_snapshots;
+mod chat_steps;
 mod chat_vendors;
 mod conformance;
 mod hardening;
