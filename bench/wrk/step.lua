@@ -6,7 +6,10 @@
 -- and a step past the cap is answered but not stored, so without the turn-over a long run
 -- would measure refused writes. Each wrk thread posts the same share of every conversation's
 -- steps, so together they fill it exactly once. Answers carrying a `thread.full` frame (steps
--- not stored) are counted all the same. At the end it writes the figures as JSON to BENCH_OUT.
+-- not stored) are counted all the same. Every request is a turn of its own (its `turnId` is
+-- the thread's and the request's number): the same ids posted again would be the same step,
+-- answered from its record instead of run. At the end it writes the figures as JSON to
+-- BENCH_OUT.
 
 local body_file = os.getenv("BENCH_BODY")
 local mode = os.getenv("BENCH_MODE") or "same"
@@ -25,7 +28,7 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local prefix, suffix, n, id = nil, nil, 0, nil
+local prefix, middle, suffix, n, id = nil, nil, nil, 0, nil
 -- This thread's share of a conversation's steps and the requests it has sent; the answers
 -- that said the step was not stored, and the conversation posted to last (read by `done`).
 local share, sent = math.max(1, math.floor(per_conversation / wrk_threads)), 0
@@ -38,7 +41,11 @@ function init(args)
   local s, e = body:find('"conversationId"%s*:%s*"[^"]*"')
   assert(s, "the request has no conversationId")
   prefix = body:sub(1, s - 1) .. '"conversationId": "'
-  suffix = '"' .. body:sub(e + 1)
+  local rest = body:sub(e + 1)
+  local ts, te = rest:find('"turnId"%s*:%s*"[^"]*"')
+  assert(ts, "the request has no turnId after its conversationId")
+  middle = '"' .. rest:sub(1, ts - 1) .. '"turnId": "'
+  suffix = '"' .. rest:sub(te + 1)
   id = fixed or body:sub(s, e):match('"([^"]*)"$')
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
@@ -48,12 +55,14 @@ end
 function request()
   if mode == "fresh" then
     n = n + 1
-    return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. tid .. "_" .. n .. suffix)
+    local turn = "trn_b" .. tid .. "_" .. n
+    return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. tid .. "_" .. n .. middle .. turn .. suffix)
   end
   generation = first_generation + math.floor(sent / share)
   sent = sent + 1
   local conversation = generation == 0 and id or (id .. "_" .. generation)
-  return wrk.format(nil, nil, nil, prefix .. conversation .. suffix)
+  local turn = "trn_b" .. tid .. "_" .. sent
+  return wrk.format(nil, nil, nil, prefix .. conversation .. middle .. turn .. suffix)
 end
 
 if mode == "same" then

@@ -31,6 +31,7 @@ mod models;
 pub mod prompt;
 mod refusal;
 pub mod run;
+pub mod steps;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +47,7 @@ pub use gate::{StepGate, StepPermit};
 pub use models::{models_for, ModelSet, ModelSetupError, ModelSpec, ModelSpecError};
 pub use refusal::Refusal;
 pub use run::{FrameSink, StepRun};
+pub use steps::StepLog;
 
 /// Frames buffered between the run and a slow client; the run waits when it is full and
 /// stops waiting (drops frames) once the client has gone.
@@ -95,6 +97,8 @@ pub struct Engine {
     pub drain: Drain,
     /// Chat steps running per actor.
     pub steps: Arc<StepGate>,
+    /// The step records that answer a step posted again (none: every post runs).
+    pub step_log: Option<Arc<StepLog>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -115,7 +119,14 @@ impl Engine {
             catalogs: Arc::default(),
             drain: Drain::default(),
             steps: StepGate::new(max_steps),
+            step_log: None,
         }
+    }
+
+    /// The same engine, answering a step posted again from `log`.
+    pub fn with_step_log(mut self, log: StepLog) -> Self {
+        self.step_log = Some(Arc::new(log));
+        self
     }
 
     /// Everything a step request's run needs once the request is decoded, checked in the
@@ -172,6 +183,7 @@ impl Engine {
             audit,
             permit,
             drain: Some(self.drain.track()),
+            recording: None,
         })
     }
 }
@@ -181,10 +193,24 @@ impl Engine {
 /// does not free a slot while its step still works. `closing` (a clone of the sink's sender)
 /// is dropped after the permit, so a client that saw the end of the stream can start its
 /// next step at once.
+///
+/// A recorded run ([`StepRun::recording`]) sends every line to its followers as well, says in
+/// its record that it is running, and stores its whole response before the stream ends.
 pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
     let permit = run.permit.take();
+    let recording = run.recording.take();
+    let sink = match &recording {
+        Some(recording) => {
+            recording.spawn_heartbeat();
+            sink.recorded(recording.live())
+        }
+        None => sink,
+    };
     tokio::task::spawn_local(async move {
         run.run(sink).await;
+        if let Some(recording) = recording {
+            recording.finish().await;
+        }
         drop(permit);
         drop(closing);
     });

@@ -28,6 +28,7 @@ use tracing::Instrument;
 use crate::compose::Composition;
 use crate::drain::RunGuard;
 use crate::metrics::{self as telemetry, CallOutcome, Plane, StepMetrics};
+use crate::steps::{LiveStep, Recording};
 use dpas_governance::audit::{AuditEntry, AuditReader, AuditSource};
 use dpas_governance::threads::{ThreadAppend, ThreadError, ThreadStore};
 use dpas_governance::{
@@ -42,6 +43,8 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 300;
 #[derive(Clone)]
 pub struct FrameSink {
     out: SinkOut,
+    /// The recorded step every NDJSON line also goes to ([`crate::steps`]).
+    tee: Option<Arc<LiveStep>>,
 }
 
 #[derive(Clone)]
@@ -55,13 +58,31 @@ impl FrameSink {
     pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
         Self {
             out: SinkOut::Ndjson(tx),
+            tee: None,
         }
+    }
+
+    /// The same sink, every line also recorded into `step`.
+    pub(crate) fn recorded(self, step: Arc<LiveStep>) -> Self {
+        Self {
+            tee: Some(step),
+            ..self
+        }
+    }
+
+    async fn line(&self, tx: &mpsc::Sender<Bytes>, line: Vec<u8>) {
+        let line = Bytes::from(line);
+        if let Some(step) = &self.tee {
+            step.push(&line);
+        }
+        let _ = tx.send(line).await;
     }
 
     /// The frames themselves, for a door that encodes them its own way.
     pub fn frames(tx: mpsc::Sender<Frame>) -> Self {
         Self {
             out: SinkOut::Frames(tx),
+            tee: None,
         }
     }
 
@@ -74,7 +95,7 @@ impl FrameSink {
             SinkOut::Ndjson(tx) => {
                 let mut line = Vec::with_capacity(256);
                 encode_frame_into(frame, &mut line);
-                let _ = tx.send(Bytes::from(line)).await;
+                self.line(tx, line).await;
             }
             SinkOut::Frames(tx) => {
                 let _ = tx.send(frame.clone()).await;
@@ -91,7 +112,7 @@ impl FrameSink {
             SinkOut::Ndjson(tx) => {
                 let mut line = Vec::with_capacity(256 + composition.domain.infos_json.len());
                 encode_step_start(request, composition, &mut line);
-                let _ = tx.send(Bytes::from(line)).await;
+                self.line(tx, line).await;
             }
             SinkOut::Frames(_) => {
                 let start = Frame::StepStart(StepStart {
@@ -172,6 +193,9 @@ pub struct StepRun {
     pub permit: Option<crate::gate::StepPermit>,
     /// This run's place among the steps a shutdown waits for, and its cut signal.
     pub drain: Option<RunGuard>,
+    /// The step's record, when the step was claimed (`/agent/chat`): its lines go to the
+    /// requests following it and, once it ends, to the store.
+    pub recording: Option<Recording>,
 }
 
 /// `fut`'s output, or `None` once the drain deadline cuts the run.

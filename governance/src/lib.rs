@@ -11,7 +11,8 @@
 //!   [`Correlation`]); what a call answers ([`Envelope`], [`CapabilityError`]).
 //! - The store traits the server's SQL stores implement: [`ApprovalStore`] (with
 //!   [`MemoryApprovalStore`] and, under feature `testing`, `approval::conformance`) and
-//!   [`threads::ThreadStore`].
+//!   [`threads::ThreadStore`], and [`steps::StepStore`] (the records that answer a step
+//!   posted again).
 //! - [`AuditHub`]: every governed call's audit entry, to subscribers and the table writer.
 //! - [`receipt`]: the message an approved or interrupted run leaves in its conversation.
 //!
@@ -37,6 +38,7 @@ mod pipeline;
 pub mod policy;
 pub mod receipt;
 pub mod registry;
+pub mod steps;
 pub mod threads;
 pub mod types;
 pub(crate) mod vocab;

@@ -11,12 +11,13 @@ use crate::config::{ServerConfig, SessionSecret};
 use crate::http::limits::AddressLimiter;
 use crate::session::{self, SessionKeys};
 use dpas_engine::Engine;
+use dpas_engine::StepLog;
 use dpas_governance::receipt::recover_interrupted;
 use dpas_governance::threads::{ThreadCaps, ThreadStore};
 use dpas_governance::{AuditHub, Clock, RegistryError, Runtime, RuntimeBuilder};
-use dpas_store::SqlApprovalStore;
 use dpas_store::SqlThreadStore;
 use dpas_store::{self as db, AuditLog, Db, DbError};
+use dpas_store::{SqlApprovalStore, SqlStepStore};
 
 /// Everything a request handler needs. Cheap to clone.
 #[derive(Clone)]
@@ -214,11 +215,23 @@ impl AppBuilder {
             .await
             .map_err(StartupError::Approvals)?;
         let runtime = Arc::new(runtime);
-        let engine = Engine::new(
+        let mut engine = Engine::new(
             Arc::clone(&runtime),
             Arc::clone(&threads),
             self.config.max_concurrent_steps,
         );
+        if !self.config.step_retention.is_zero() {
+            // This process's name in the records of the steps it runs.
+            let replica = format!("rpl_{}", uuid::Uuid::new_v4().simple());
+            let store = SqlStepStore::new(pool.clone());
+            let store = if db::is_memory(&self.config.database_url) {
+                store.capped(dpas_store::steps::MEMORY_STEP_ROWS)
+            } else {
+                store
+            };
+            let store = Arc::new(store);
+            engine = engine.with_step_log(StepLog::new(store, replica, self.config.step_retention));
+        }
         Ok(AppState {
             sign_in: Arc::new(AddressLimiter::per_minute(self.config.sign_in_per_minute)),
             config: Arc::new(self.config),

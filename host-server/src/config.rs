@@ -19,6 +19,8 @@ pub const DEFAULT_SESSION_TTL_SECS: u64 = 12 * 3600;
 pub const DEFAULT_SIGN_IN_PER_MINUTE: u32 = 60;
 /// Default time decided and expired approvals are kept after their expiry, in seconds (7 days).
 pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Default time a step's record answers the same step posted again, in seconds (10 minutes).
+pub const DEFAULT_STEP_RETENTION_SECS: u64 = 600;
 /// Default time in-flight steps get to finish after SIGTERM, in seconds.
 pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
 
@@ -87,6 +89,10 @@ pub struct Cli {
     /// Seconds approvals are kept after they expire (decided or not); purged at start and hourly.
     #[arg(long, env = "DPAS_APPROVAL_RETENTION", default_value_t = DEFAULT_APPROVAL_RETENTION_SECS)]
     pub approval_retention: u64,
+    /// Seconds a step's record answers the same step posted again (a dropped connection, a
+    /// reload) instead of a second run; 0 keeps no records (every post runs).
+    #[arg(long, env = "DPAS_STEP_RETENTION", default_value_t = DEFAULT_STEP_RETENTION_SECS)]
+    pub step_retention: u64,
     /// Audit entries the `audit` table keeps: the newest ROWS (older ones are deleted as new
     /// ones are stored), or `all`. Default: 10000 with `sqlite::memory:`, else all.
     #[arg(long, env = "DPAS_AUDIT_RETENTION", value_name = "ROWS|all", value_parser = parse_audit_retention)]
@@ -228,6 +234,8 @@ pub struct ServerConfig {
     pub secure_cookies: bool,
     /// How long approvals are kept after they expire.
     pub approval_retention: Duration,
+    /// How long a step's record answers the same step posted again (zero: no records).
+    pub step_retention: Duration,
     /// How many audit entries the `audit` table keeps.
     pub audit_retention: AuditRetention,
     /// Deadline for a request's head, and separately for its body.
@@ -329,6 +337,7 @@ impl ServerConfig {
             session_ttl: Duration::from_secs(cli.session_ttl),
             secure_cookies: cli.secure_cookies.unwrap_or(!cli.listen.ip().is_loopback()),
             approval_retention: Duration::from_secs(cli.approval_retention),
+            step_retention: Duration::from_secs(cli.step_retention),
             audit_retention,
             request_timeout: Duration::from_secs(cli.request_timeout),
             max_concurrent_steps: cli.max_concurrent_steps,
@@ -363,6 +372,7 @@ impl ServerConfig {
             session_ttl: Duration::from_secs(3600),
             secure_cookies: false,
             approval_retention: Duration::from_secs(DEFAULT_APPROVAL_RETENTION_SECS),
+            step_retention: Duration::from_secs(DEFAULT_STEP_RETENTION_SECS),
             audit_retention: AuditRetention::default_for("sqlite::memory:"),
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             max_concurrent_steps: DEFAULT_MAX_CONCURRENT_STEPS,

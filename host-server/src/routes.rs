@@ -174,6 +174,12 @@ fn spawn_upkeep(state: &AppState) {
             async move { crate::session::load_revoked(&db, &keys).await }
         },
     );
+    if let Some(log) = state.engine.step_log.clone() {
+        every(MINUTELY, "step record purge", move || {
+            let log = log.clone();
+            async move { log.purge().await.map(|_| ()) }
+        });
+    }
     if state.pool.backend().is_shared() {
         let (runtime, threads) = (state.runtime.clone(), state.threads.clone());
         let grace = crate::app::run_grace(&state.runtime, &state.pool);

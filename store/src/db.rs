@@ -102,6 +102,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "audit",
         include_str!("../migrations/sqlite/0007_audit.sql"),
     ),
+    (
+        8,
+        "step records",
+        include_str!("../migrations/sqlite/0008_step_records.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -115,6 +120,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         2,
         "audit",
         include_str!("../migrations/postgres/0002_audit.sql"),
+    ),
+    (
+        3,
+        "step records",
+        include_str!("../migrations/postgres/0003_step_records.sql"),
     ),
 ];
 

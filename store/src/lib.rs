@@ -37,10 +37,12 @@ pub mod audit_log;
 mod conn;
 mod db;
 pub mod revocations;
+pub mod steps;
 pub mod threads;
 
 pub use approvals::SqlApprovalStore;
 pub use audit_log::{AuditLog, AuditRetention, DEFAULT_MEMORY_AUDIT_ROWS};
 pub use conn::{get, parse_date, undecodable, Arg, Cell, Cells, Conn};
 pub use db::{connect, int, is_memory, ready, Backend, Db, DbError, LockKey};
+pub use steps::SqlStepStore;
 pub use threads::SqlThreadStore;

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: reading the reference traces
 //! (`fixtures/reference-traces/`, located by `dpas_protocol::test_support`).
 
+pub mod gated;
 pub mod server;
 pub mod testing;
 

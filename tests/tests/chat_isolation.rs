@@ -7,11 +7,15 @@ use dpas_tests::server::{self, ChatReply};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+/// A step of a new turn each call: a client posts every user message as a turn of its own (the
+/// same ids again would be the same step, answered from its record).
 fn request(conversation: &str, text: &str) -> Value {
+    static TURNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let turn = TURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     json!({
         "protocolVersion": 2,
         "conversationId": conversation,
-        "turnId": "trn_1",
+        "turnId": format!("trn_{turn}"),
         "stepIndex": 0,
         "pathname": "/receivables/pending",
         "messages": [{"role": "user", "content": text}],

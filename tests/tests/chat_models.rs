@@ -63,6 +63,8 @@ async fn a_request_picks_one_of_several_models_and_an_unknown_id_falls_back_visi
     assert_eq!((picked.status, picked.text()), (200, "from B".to_owned()));
     assert!(fallbacks(&picked.frames).is_empty());
 
+    // A new turn: the same ids again would be the same step, answered from its record.
+    body["turnId"] = json!("trn_unknown_model");
     body["modelId"] = json!("test/nope");
     let unknown = srv.chat(&body, "controller").await;
     assert_eq!((unknown.status, unknown.text()), (200, "from A".to_owned()));
@@ -72,6 +74,7 @@ async fn a_request_picks_one_of_several_models_and_an_unknown_id_falls_back_visi
     );
 
     body.as_object_mut().unwrap().remove("modelId");
+    body["turnId"] = json!("trn_default_model");
     let default = srv.chat(&body, "controller").await;
     assert_eq!(default.text(), "from A");
     assert!(fallbacks(&default.frames).is_empty());

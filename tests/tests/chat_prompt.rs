@@ -55,6 +55,9 @@ async fn availability_changes_nothing_but_the_last_system_message() {
             *state = json!({"wireName": "domain_update-collection-status", "available": true, "note": "Invoice DUN-0037 is open"});
         }
     }
+    // The next step of the turn (the same ids again would be the same step, answered from its
+    // record).
+    body["stepIndex"] = json!(1);
     assert_eq!(srv.chat(&body, "controller").await.status, 200);
 
     let seen = recorder.seen.lock().unwrap();
@@ -101,6 +104,7 @@ async fn the_system_prompt_follows_the_catalog_mode() {
     srv.chat(&body, "controller").await;
     body["catalog"] =
         json!({"mode": "meta", "frontendTools": dpas_protocol::catalog::meta_descriptors()});
+    body["turnId"] = json!("t2");
     srv.chat(&body, "controller").await;
     let seen = recorder.seen.lock().unwrap();
     // The golden model names tools that are not on this catalog, so each request runs

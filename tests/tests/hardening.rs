@@ -108,13 +108,19 @@ async fn one_actor_runs_at_most_the_configured_steps_at_once() {
         ..Options::default()
     })
     .await;
-    let body = read_trace_request("browser-carla-step0").unwrap();
+    let body: Value =
+        serde_json::from_slice(&read_trace_request("browser-carla-step0").unwrap()).unwrap();
+    // Each post a turn of its own: the same ids again would follow the step already running.
+    let turns = std::sync::atomic::AtomicU64::new(0);
     let start = |role: &'static str| {
+        let mut body = body.clone();
+        let turn = turns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        body["turnId"] = format!("trn_{turn}").into();
         srv.http
             .post(srv.url("/agent/chat"))
             .header("content-type", "application/json")
             .header("cookie", srv.cookie(role))
-            .body(body.clone())
+            .body(serde_json::to_vec(&body).unwrap())
             .send()
     };
     let first = start("controller").await.unwrap();

@@ -8,6 +8,7 @@ mod chat_prompt;
 mod chat_replay;
 mod chat_scripted;
 mod chat_snapshots;
+mod chat_steps;
 mod chat_vendors;
 mod conformance;
 mod hardening;

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -501,11 +502,15 @@ async fn role_policies_hide_and_deny_as_the_file_says() {
     assert_eq!(backend.seen_at("/todos/list").len(), 1);
 }
 
+/// A step of a new turn each call (the same ids again would be the same step, answered from
+/// its record).
 fn step(pathname: &str, text: &str) -> Value {
+    static TURNS: AtomicUsize = AtomicUsize::new(1);
+    let turn = TURNS.fetch_add(1, Ordering::Relaxed);
     json!({
         "protocolVersion": 2,
         "conversationId": "cnv_todos",
-        "turnId": "trn_1",
+        "turnId": format!("trn_{turn}"),
         "stepIndex": 0,
         "pathname": pathname,
         "messages": [{"role": "user", "content": text}],

@@ -57,6 +57,16 @@ async fn the_manifest_lists_doors_limits_models_and_the_callers_catalog() {
         b["models"],
         json!({"ids": ["scripted"], "default": "scripted"})
     );
+    assert_eq!(
+        b["steps"],
+        json!({
+            "idempotent": true,
+            "resumable": true,
+            "retentionSeconds": 600,
+            "door": "/agent/chat",
+            "replayHeader": "dpas-step-replay",
+        })
+    );
     // Nine capabilities reach the chat's model surface; the tenth is MCP, direct and test only.
     assert_eq!(b["actor"]["capabilities"], json!({"aiSdk": 9, "mcp": 10}));
     assert_eq!(b["actor"]["role"], "controller");

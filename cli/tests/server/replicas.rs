@@ -164,3 +164,73 @@ async fn two_replicas_on_one_database_act_as_one_service() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A replica on `url` whose doors run `model`.
+async fn step_replica(url: &str, model: Arc<dpas_tests::gated::Gated>) -> TestServer {
+    let url = url.to_owned();
+    let chat = dpas_engine::ChatConfig {
+        models: dpas_engine::ModelSet::new(vec![model]),
+        floors: Arc::new(dpas_demo::route_floors()),
+        app_prompt: Arc::from(dpas_demo::APP_PROMPT),
+        model_timeout: Duration::from_secs(45),
+    };
+    crate::common::start_with_routes(
+        builder().with_config(move |c| c.database_url = url),
+        host_server::doors::mount(chat),
+    )
+    .await
+}
+
+/// The same step posted to two replicas sharing PostgreSQL runs once: the second replica
+/// waits for the first's record and answers it byte for byte.
+#[actix_web::test]
+async fn a_step_posted_to_two_replicas_runs_once() {
+    let Some(url) = crate::pg::fresh_database().await else {
+        return;
+    };
+    let model = dpas_tests::gated::Gated::new(false);
+    let (a, b) = tokio::join!(
+        step_replica(&url, model.clone()),
+        step_replica(&url, model.clone())
+    );
+    let carla = a.sign_in("controller").await;
+    let body = dpas_tests::read_trace_request("browser-carla-step0").unwrap();
+    let post = |s: &TestServer| {
+        s.http
+            .post(s.url("/agent/chat"))
+            .header("content-type", "application/json")
+            .header("cookie", carla.clone())
+            .body(body.clone())
+            .send()
+    };
+
+    // A runs it and waits mid-step; B, asked the same, waits on A's record.
+    let through_a = post(&a).await.unwrap();
+    assert_eq!(through_a.status(), 200);
+    assert!(through_a.headers().get("dpas-step-replay").is_none());
+    let through_b = tokio::spawn(post(&b));
+    // B's answer cannot come before A's step ends: A's run is held at the model until B is
+    // waiting for A's record.
+    let log = b
+        .state
+        .engine
+        .step_log
+        .clone()
+        .expect("step records are kept");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while log.waiting_elsewhere() == 0 {
+        assert!(Instant::now() < deadline, "B never waited for A's step");
+        tokio::task::yield_now().await;
+    }
+    model.release();
+    let a_body = through_a.bytes().await.unwrap();
+    let through_b = through_b.await.unwrap().unwrap();
+    assert_eq!(through_b.status(), 200);
+    assert!(through_b.headers().get("dpas-step-replay").is_some());
+    assert_eq!(
+        through_b.bytes().await.unwrap(),
+        a_body,
+        "B answers A's record"
+    );
+    assert_eq!(model.calls(), 1, "the model ran once across the replicas");
+}

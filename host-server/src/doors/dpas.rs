@@ -11,12 +11,16 @@ use std::convert::Infallible;
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
-use dpas_engine::{spawn_run, ChatConfig, FrameSink, FRAME_BUFFER};
+use dpas_engine::steps::{Admission, Followed};
+use dpas_engine::{spawn_run, ChatConfig, FrameSink, StepRun, FRAME_BUFFER};
+use dpas_governance::steps::StepKey;
 use dpas_protocol::decode_request;
 use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
-use super::open::{open_door, BodyKind};
+use sha2::{Digest, Sha256};
+
+use super::open::{open, BodyKind};
 use crate::http::error::ApiError;
 use crate::AppState;
 
@@ -26,12 +30,81 @@ pub async fn agent_chat(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
 ) -> Result<HttpResponse, ApiError> {
-    let (run, version) = open_door(&req, payload, &state, &chat, BodyKind::Any, |body| {
+    let opened = open(&req, payload, &state, BodyKind::Any, |body| {
         let request = decode_request(body)?;
         let version = request.version.as_u8();
-        Ok((request, version))
+        Ok((request, (version, hex::encode(Sha256::digest(body)))))
     })
     .await?;
+    let (version, digest) = opened.keep;
+    let Some(log) = state.engine.step_log.clone() else {
+        let run = state
+            .engine
+            .prepare(&chat, opened.actor, opened.request, Some(opened.permit))?;
+        return Ok(stream_run(run, version).await);
+    };
+    let key = StepKey {
+        owner: opened.actor.id.clone(),
+        conversation_id: opened.request.conversation_id.clone(),
+        turn_id: opened.request.turn_id.clone(),
+        step_index: u64::from(opened.request.step_index),
+    };
+    // A claim given up elsewhere (its run refused there) is admitted again: at most twice.
+    for _ in 0..3 {
+        match log.admit(key.clone(), &digest).await? {
+            Admission::Run(recording) => {
+                let prepared =
+                    state
+                        .engine
+                        .prepare(&chat, opened.actor, opened.request, Some(opened.permit));
+                return match prepared {
+                    Ok(mut run) => {
+                        run.recording = Some(recording);
+                        Ok(stream_run(run, version).await)
+                    }
+                    Err(refusal) => {
+                        recording.refuse(&refusal).await;
+                        Err(refusal.into())
+                    }
+                };
+            }
+            Admission::Unrecorded => {
+                let run = state.engine.prepare(
+                    &chat,
+                    opened.actor,
+                    opened.request,
+                    Some(opened.permit),
+                )?;
+                return Ok(stream_run(run, version).await);
+            }
+            Admission::Follow(follower) => match follower.lines().await? {
+                Followed::Lines(lines) => {
+                    return Ok(ndjson(version)
+                        .insert_header((STEP_REPLAY, "true"))
+                        .streaming(lines.map(Ok::<_, Infallible>)))
+                }
+                Followed::Again => continue,
+            },
+        }
+    }
+    Err(dpas_engine::Refusal::StepInterrupted.into())
+}
+
+/// The header that marks an answer given from a step's record or its run in progress, not
+/// from a run of this request.
+pub const STEP_REPLAY: &str = "dpas-step-replay";
+
+/// The head of a step's NDJSON response.
+fn ndjson(version: u8) -> actix_web::HttpResponseBuilder {
+    let mut head = HttpResponse::Ok();
+    head.insert_header((CONTENT_TYPE, "application/x-ndjson; charset=utf-8"))
+        .insert_header((CACHE_CONTROL, "no-store"))
+        .insert_header(("x-dpas-protocol-version", version.to_string()));
+    head
+}
+
+/// Runs `run` in its own task and streams its lines.
+async fn stream_run(run: StepRun, version: u8) -> HttpResponse {
     let (tx, mut rx) = mpsc::channel::<Bytes>(FRAME_BUFFER);
     // The run is its own task: the response only reads its channel.
     let closing = tx.clone();
@@ -45,9 +118,5 @@ pub async fn agent_chat(
     let body = futures_util::stream::iter(first)
         .chain(rest)
         .map(Ok::<_, Infallible>);
-    Ok(HttpResponse::Ok()
-        .insert_header((CONTENT_TYPE, "application/x-ndjson; charset=utf-8"))
-        .insert_header((CACHE_CONTROL, "no-store"))
-        .insert_header(("x-dpas-protocol-version", version.to_string()))
-        .streaming(body))
+    ndjson(version).streaming(body)
 }

@@ -86,6 +86,23 @@ fn limits(chat: &ChatConfig, body_limit: usize) -> Value {
     })
 }
 
+/// What a step posted again gets: with records kept, its run's answer (`idempotent`), whole,
+/// also while it still runs (`resumable`), for `retentionSeconds` after it ran.
+fn steps(state: &AppState) -> Value {
+    let retention = state
+        .engine
+        .step_log
+        .as_ref()
+        .map_or(0, |log| log.retention().as_secs());
+    json!({
+        "idempotent": retention > 0,
+        "resumable": retention > 0,
+        "retentionSeconds": retention,
+        "door": "/agent/chat",
+        "replayHeader": super::dpas::STEP_REPLAY,
+    })
+}
+
 pub async fn agent_manifest(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
@@ -103,6 +120,7 @@ pub async fn agent_manifest(
             "catalogModes": [CatalogMode::Direct.as_str(), CatalogMode::Meta.as_str()],
             "limits": limits(&chat, state.config.body_limit),
             "models": {"ids": chat.models.ids(), "default": chat.models.default_id()},
+            "steps": steps(&state),
             "actor": {
                 "id": actor.id,
                 "role": actor.role,

@@ -3,7 +3,8 @@
 
 use actix_web::web::Payload;
 use actix_web::HttpRequest;
-use dpas_engine::{ChatConfig, StepRun};
+use dpas_engine::{ChatConfig, StepPermit, StepRun};
+use dpas_governance::Actor;
 use dpas_protocol::request::decode_request_value;
 use dpas_protocol::{ChatStepRequest, HostError, HostErrorCode};
 use serde_json::Value;
@@ -26,18 +27,25 @@ pub fn malformed() -> ApiError {
     ApiError::Host(HostError::of(HostErrorCode::ProtocolDecodeError))
 }
 
-/// The common start of every step door: the actor (401) and the actor's concurrent steps
-/// (429) before the body, the body's kind (415), the body under the cap and the deadline
-/// (413/408), the door's `decode` into a step request (plus what its encoder keeps), and the
-/// engine's checks. The run holds the step permit; nothing has streamed yet.
-pub async fn open_door<T>(
+/// A step request as a door has read it: who asks, their step slot, the decoded request and
+/// what the door keeps for its encoder.
+pub(crate) struct Opened<T> {
+    pub(crate) actor: Actor,
+    pub(crate) permit: StepPermit,
+    pub(crate) request: ChatStepRequest,
+    pub(crate) keep: T,
+}
+
+/// The start of every step door: the actor (401) and the actor's concurrent steps (429)
+/// before the body, the body's kind (415), the body under the cap and the deadline (413/408)
+/// and the door's `decode` into a step request (plus what its encoder keeps).
+pub(crate) async fn open<T>(
     req: &HttpRequest,
     payload: Payload,
     state: &AppState,
-    chat: &ChatConfig,
     kind: BodyKind,
     decode: impl FnOnce(&[u8]) -> Result<(ChatStepRequest, T), ApiError>,
-) -> Result<(StepRun, T), ApiError> {
+) -> Result<Opened<T>, ApiError> {
     // Nobody without a session gets their body read, let alone parsed.
     let actor = actor_of(req).await?;
     let permit = state.engine.steps.admit(&actor.id)?;
@@ -46,8 +54,29 @@ pub async fn open_door<T>(
     }
     let bytes = read_limited(req, payload, state.config.body_limit).await?;
     let (request, keep) = decode(&bytes)?;
-    let run = state.engine.prepare(chat, actor, request, Some(permit))?;
-    Ok((run, keep))
+    Ok(Opened {
+        actor,
+        permit,
+        request,
+        keep,
+    })
+}
+
+/// [`open`], then the engine's checks: the run holds the step permit; nothing has streamed
+/// yet.
+pub async fn open_door<T>(
+    req: &HttpRequest,
+    payload: Payload,
+    state: &AppState,
+    chat: &ChatConfig,
+    kind: BodyKind,
+    decode: impl FnOnce(&[u8]) -> Result<(ChatStepRequest, T), ApiError>,
+) -> Result<(StepRun, T), ApiError> {
+    let opened = open(req, payload, state, kind, decode).await?;
+    let run = state
+        .engine
+        .prepare(chat, opened.actor, opened.request, Some(opened.permit))?;
+    Ok((run, opened.keep))
 }
 
 /// A JSON door's decoding: the body as JSON, the door's `translate` into a v2 step request

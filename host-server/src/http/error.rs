@@ -15,6 +15,8 @@ dpas_protocol::error_codes! {
         NotFound = "NOT_FOUND", 404, "Not found.";
         MethodNotAllowed = "METHOD_NOT_ALLOWED", 405, "This method is not allowed here.";
         ShuttingDown = "SHUTTING_DOWN", 503, "The server is shutting down; try again in a moment.";
+        StepConflict = "STEP_CONFLICT", 409, "This step was already posted with a different request; start a new turn or step.";
+        StepInterrupted = "STEP_INTERRUPTED", 503, "The server running this step stopped before it finished; what it did is not known.";
         InternalError = "INTERNAL_ERROR", 500, "The server could not complete the request.";
     }
 }
@@ -51,6 +53,12 @@ pub enum ApiError {
     /// 503 `SHUTTING_DOWN`: the server is draining and starts no new steps.
     #[error("shutting down")]
     ShuttingDown,
+    /// 409 `STEP_CONFLICT`: the step's ids were posted before with another body.
+    #[error("step conflict")]
+    StepConflict,
+    /// 503 `STEP_INTERRUPTED`: the replica running the step stopped before it finished.
+    #[error("step interrupted")]
+    StepInterrupted,
     /// A server-side failure; the cause goes to the log, the client gets a generic message.
     #[error("internal: {0}")]
     Internal(String),
@@ -64,6 +72,8 @@ impl From<dpas_engine::Refusal> for ApiError {
                 Self::RateLimited { retry_after_secs }
             }
             dpas_engine::Refusal::ShuttingDown => Self::ShuttingDown,
+            dpas_engine::Refusal::StepConflict => Self::StepConflict,
+            dpas_engine::Refusal::StepInterrupted => Self::StepInterrupted,
         }
     }
 }
@@ -77,6 +87,8 @@ impl ApiError {
             Self::BadRequest(_) => Some(ApiCode::BadRequest),
             Self::NotFound => Some(ApiCode::NotFound),
             Self::ShuttingDown => Some(ApiCode::ShuttingDown),
+            Self::StepConflict => Some(ApiCode::StepConflict),
+            Self::StepInterrupted => Some(ApiCode::StepInterrupted),
             Self::Internal(_) => Some(ApiCode::InternalError),
         }
     }
