@@ -66,6 +66,24 @@ export function pathSpans(text) {
   return out;
 }
 
+/** The fenced code blocks of a Markdown text tagged `lang`, each dedented by its fence's indent. */
+export function codeBlocks(text, lang) {
+  const out = [];
+  let open = null;
+  for (const line of text.split("\n")) {
+    const fence = /^(\s*)(```|~~~)\s*(\S*)/.exec(line);
+    if (fence && open === null) {
+      open = { indent: fence[1].length, lang: fence[3], lines: [] };
+    } else if (fence && open !== null) {
+      if (open.lang === lang) out.push(open.lines.join("\n") + "\n");
+      open = null;
+    } else if (open !== null) {
+      open.lines.push(line.slice(Math.min(open.indent, line.length - line.trimStart().length)));
+    }
+  }
+  return out;
+}
+
 /** Where a relative path from `file` lands, or null when it leaves the repository. */
 function inside(file, rawPath) {
   const rel = rawPath === "" ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), rawPath));

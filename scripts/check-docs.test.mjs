@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { anchors, checkFile, checkRepository, links, slug } from "./check-docs.mjs";
+import { readFileSync } from "node:fs";
+import { anchors, checkFile, checkRepository, codeBlocks, links, slug } from "./check-docs.mjs";
 
 test("anchors follow GitHub's slugs, repeats numbered", () => {
   assert.equal(slug("The server's model loop"), "the-servers-model-loop");
@@ -54,4 +55,19 @@ test("every Markdown link in the repository resolves inside it", () => {
   const { files, problems } = checkRepository(root);
   assert.ok(files.includes("README.md") && files.includes("docs/protocol.md"), files.join(", "));
   assert.deepEqual(problems, []);
+});
+
+test("code blocks are read by language and dedented by their fence", () => {
+  const text = "1. Run:\n\n   ```tsx\n   const a = 1;\n\n     nested();\n   ```\n```sh\nls\n```\n";
+  assert.deepEqual(codeBlocks(text, "tsx"), ["const a = 1;\n\n  nested();\n"]);
+  assert.deepEqual(codeBlocks(text, "sh"), ["ls\n"]);
+});
+
+test("the README's quick start is the component the packaging fixture type-checks", () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const [snippet, ...others] = codeBlocks(readFileSync(path.join(root, "README.md"), "utf8"), "tsx");
+  assert.equal(others.length, 0, "one tsx block in README.md");
+  const fixture = readFileSync(path.join(root, "tests/packaging/vite-react/src/quickstart/App.tsx"), "utf8");
+  // The fixture's own header comment is not part of the snippet.
+  assert.equal(snippet, fixture.replace(/^(\/\/.*\n)+/, ""));
 });
