@@ -6,6 +6,7 @@ mod appfiles;
 mod approvals;
 mod audit;
 mod builder;
+mod capabilities_schema;
 mod cli;
 mod discovery;
 mod hardening;

@@ -29,7 +29,7 @@ pub enum AuthKind {
     ProxyHeader,
 }
 
-/// The identity flags (see the README's "Identity").
+/// The identity flags (see REFERENCE.md, "Identity").
 #[derive(Debug, Clone, clap::Args)]
 pub struct IdentityArgs {
     /// demo | jwt | proxy-header. Default: demo under --demo; required without it.
