@@ -341,3 +341,45 @@ async fn approvals_expire() {
         Some(json!("draft"))
     );
 }
+
+/// Two tabs deciding the same approval at once (the kit's `useApprovals` in each): one decision
+/// runs the operation, the other is refused, and the operation ran once.
+#[actix_web::test]
+async fn two_concurrent_decisions_run_the_operation_once() {
+    let s = start().await;
+    let carla_cookie = s.sign_in("controller").await;
+    let approval_id = s
+        .carla_awaits_approval(CallSurface::Model, "issue-invoice", json!({"id": 16}))
+        .await;
+    let path = format!("/api/approvals/{approval_id}");
+    let decision = json!({"approved": true, "threadId": "cnv_two_tabs"});
+    let (a, b) = tokio::join!(
+        s.post(&path, Some(&carla_cookie), decision.clone()),
+        s.post(&path, Some(&carla_cookie), decision.clone())
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "{} / {}", a.body, b.body);
+    let (won, lost) = if a.status == 200 { (a, b) } else { (b, a) };
+    assert_eq!(
+        won.body["resolution"]["status"], "completed",
+        "{}",
+        won.body
+    );
+    assert_eq!(won.body["resolution"]["output"]["status"], "sent");
+    assert!(
+        lost.body["error"]["code"]
+            .as_str()
+            .is_some_and(|code| code.starts_with("APPROVAL_")),
+        "{}",
+        lost.body
+    );
+    let card = s.get(&path, Some(&carla_cookie)).await.body;
+    assert_eq!(card["status"], "consumed", "{card}");
+    assert_eq!(card["outcome"], "completed", "{card}");
+    assert_eq!(
+        s.get("/api/approvals", Some(&carla_cookie)).await.body,
+        json!([]),
+        "nothing is left pending"
+    );
+}
