@@ -3,8 +3,10 @@
 # port serving www/dist, and runs tests/e2e (node's test runner + playwright-core driving
 # Debian's Chromium). Screenshots land in tests/e2e/artifacts/.
 #   SKIP_BUILD=1 reuses an existing target/debug/host-server and www/dist.
+#   CARGO_TARGET_DIR is honoured (default: the workspace's target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug/host-server"
 
 say() { printf '\033[1m[e2e]\033[0m %s\n' "$*"; }
 
@@ -13,7 +15,7 @@ if [ "${SKIP_BUILD:-}" != "1" ]; then
   cargo build -p host-server-cli
   bash scripts/build-www.sh
 fi
-for need in target/debug/host-server www/dist/index.html /usr/bin/chromium; do
+for need in "$bin" www/dist/index.html /usr/bin/chromium; do
   [ -e "$need" ] || { echo "missing $need" >&2; exit 1; }
 done
 
@@ -22,9 +24,9 @@ say "npm ci in tests/e2e"
 
 # Starts the server and reads its "listening on" line (scripts/lib/serve.sh); logs go to a file.
 . scripts/lib/serve.sh
-serve target/debug/host-server --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0
+serve "$bin" --demo --static www/dist --database sqlite::memory: --listen 127.0.0.1:0
 say "demo server at $url"
 
 cd tests/e2e
-E2E_BASE_URL="$url" HOST_SERVER_BIN="$PWD/../../target/debug/host-server" WWW_DIST="$PWD/../../www/dist" \
+E2E_BASE_URL="$url" HOST_SERVER_BIN="$bin" WWW_DIST="$PWD/../../www/dist" \
   node --test --test-concurrency=1 --test-timeout=600000 ./*.test.mjs

@@ -52,21 +52,49 @@ pub struct ToolCallView {
     pub result: Option<Value>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One message as it shows: its parts in the order the model produced them, and its tool
+/// calls (which its `ToolCall` parts point into). `text`, `reasoning` and `toolCalls` in its
+/// JSON are derived from the parts.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChatMessageView {
     pub id: String,
     pub role: ChatRole,
-    /// Answer text (markdown), channel markers removed.
-    pub text: String,
-    /// Reasoning, kept apart from the answer, channel markers removed.
-    pub reasoning: String,
+    pub parts: Vec<ChatPart>,
     pub tool_calls: Vec<ToolCallView>,
-    /// What streamed and may still change how it shows (a marker may span deltas).
-    #[serde(skip)]
-    raw_text: Streamed,
-    #[serde(skip)]
-    raw_reasoning: Streamed,
+}
+
+/// A part of a message. Text and reasoning show with channel markers removed (a marker may
+/// span deltas, so each keeps what streamed); a tool call is an index into the message's
+/// `tool_calls`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatPart {
+    Text(Segment),
+    Reasoning(Segment),
+    ToolCall(usize),
+}
+
+/// Text or reasoning as it shows, and what streamed into it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Segment {
+    shown: String,
+    raw: Streamed,
+}
+
+impl Segment {
+    /// The text with channel markers removed.
+    pub fn text(&self) -> &str {
+        &self.shown
+    }
+}
+
+/// A part as JS sees it (the JSON of `parts`): `{type:"text"|"reasoning", text}` or
+/// `{type:"tool-call", ...ToolCallView}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+enum PartView<'a> {
+    Text { text: &'a str },
+    Reasoning { text: &'a str },
+    ToolCall(&'a ToolCallView),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -100,27 +128,87 @@ pub struct ConversationState {
 
 impl WriteJson for ToolCallView {
     fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
+        let mut object = ObjectWriter::new(out);
+        self.write_fields(&mut object);
+        object.end();
+    }
+}
+
+impl ToolCallView {
+    fn write_fields(&self, object: &mut ObjectWriter<'_>) {
+        object
             .field("toolCallId", &self.tool_call_id)
             .field("wireName", &self.wire_name)
             .field("canonicalId", &self.canonical_id)
             .field("executor", &self.executor)
             .field("input", &self.input)
             .field("state", &self.state)
-            .opt_field("result", self.result.as_ref().map(|v| v as _))
-            .end();
+            .opt_field("result", self.result.as_ref().map(|v| v as _));
     }
 }
 
 impl WriteJson for ChatMessageView {
     fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
+        let mut object = ObjectWriter::new(out);
+        object
             .field("id", &self.id)
             .field("role", &self.role)
-            .field("text", &self.text)
-            .field("reasoning", &self.reasoning)
+            .field("text", &self.text())
+            .field("reasoning", &self.reasoning())
             .field("toolCalls", &self.tool_calls)
-            .end();
+            .field("parts", &Parts(self));
+        object.end();
+    }
+}
+
+/// The `parts` array of a message: empty text and reasoning left out.
+struct Parts<'a>(&'a ChatMessageView);
+
+impl WriteJson for Parts<'_> {
+    fn write_json(&self, out: &mut String) {
+        let message = self.0;
+        out.push('[');
+        let mut first = true;
+        for part in &message.parts {
+            let (kind, text, call) = match part {
+                ChatPart::Text(segment) => ("text", segment.shown.as_str(), None),
+                ChatPart::Reasoning(segment) => ("reasoning", segment.shown.as_str(), None),
+                ChatPart::ToolCall(index) => ("tool-call", "", message.tool_calls.get(*index)),
+            };
+            if text.is_empty() && call.is_none() {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            let mut object = ObjectWriter::new(out);
+            object.field("type", &kind);
+            match call {
+                Some(call) => call.write_fields(&mut object),
+                None => {
+                    object.field("text", &text);
+                }
+            }
+            object.end();
+        }
+        out.push(']');
+    }
+}
+
+/// The derive's bytes, for the tests' comparison with [`WriteJson`]: the derived fields first,
+/// as JS reads them.
+impl Serialize for ChatMessageView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ChatMessageView", 6)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("role", &self.role)?;
+        s.serialize_field("text", &self.text())?;
+        s.serialize_field("reasoning", &self.reasoning())?;
+        s.serialize_field("toolCalls", &self.tool_calls)?;
+        s.serialize_field("parts", &self.part_views())?;
+        s.end()
     }
 }
 
@@ -234,20 +322,92 @@ impl ChatMessageView {
         Self {
             id,
             role,
-            text: String::new(),
-            reasoning: String::new(),
+            parts: Vec::new(),
             tool_calls: Vec::new(),
-            raw_text: Streamed::default(),
-            raw_reasoning: Streamed::default(),
         }
     }
 
+    /// The answer text (markdown): the text parts, in order.
+    pub fn text(&self) -> String {
+        self.joined(false)
+    }
+
+    /// The reasoning parts, in order.
+    pub fn reasoning(&self) -> String {
+        self.joined(true)
+    }
+
+    fn joined(&self, reasoning: bool) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match (part, reasoning) {
+                (ChatPart::Text(segment), false) | (ChatPart::Reasoning(segment), true) => {
+                    out.push_str(&segment.shown)
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The parts as JS sees them (the derive's, for the tests), empty text and reasoning left
+    /// out.
+    fn part_views(&self) -> Vec<PartView<'_>> {
+        let mut views = Vec::new();
+        for part in &self.parts {
+            let view = match part {
+                ChatPart::Text(segment) => PartView::Text {
+                    text: &segment.shown,
+                },
+                ChatPart::Reasoning(segment) => PartView::Reasoning {
+                    text: &segment.shown,
+                },
+                ChatPart::ToolCall(index) => match self.tool_calls.get(*index) {
+                    Some(call) => PartView::ToolCall(call),
+                    None => continue,
+                },
+            };
+            if !matches!(view, PartView::Text { text } | PartView::Reasoning { text } if text.is_empty())
+            {
+                views.push(view);
+            }
+        }
+        views
+    }
+
+    /// Appends to the last part when it is text (reasoning), else to a new one.
     fn push_text(&mut self, delta: &str) {
-        self.raw_text.push(&mut self.text, delta);
+        self.push_segment(delta, false);
     }
 
     fn push_reasoning(&mut self, delta: &str) {
-        self.raw_reasoning.push(&mut self.reasoning, delta);
+        self.push_segment(delta, true);
+    }
+
+    fn push_segment(&mut self, delta: &str, reasoning: bool) {
+        let segment = match (self.parts.last_mut(), reasoning) {
+            (Some(ChatPart::Text(segment)), false) | (Some(ChatPart::Reasoning(segment)), true) => {
+                segment
+            }
+            _ => {
+                let segment = Segment::default();
+                self.parts.push(if reasoning {
+                    ChatPart::Reasoning(segment)
+                } else {
+                    ChatPart::Text(segment)
+                });
+                match self.parts.last_mut() {
+                    Some(ChatPart::Text(segment) | ChatPart::Reasoning(segment)) => segment,
+                    _ => return,
+                }
+            }
+        };
+        segment.raw.push(&mut segment.shown, delta);
+    }
+
+    fn push_call(&mut self, call: ToolCallView) {
+        self.parts.push(ChatPart::ToolCall(self.tool_calls.len()));
+        self.tool_calls.push(call);
     }
 }
 
@@ -369,7 +529,7 @@ impl Conversation {
                     state: ToolCallState::Running,
                     result: None,
                 };
-                self.assistant().tool_calls.push(view);
+                self.assistant().push_call(view);
             }
             Frame::ToolResult(result) => {
                 if let Some(view) = self.tool_call_mut(&result.tool_call_id) {
@@ -437,7 +597,7 @@ impl Conversation {
                 state: ToolCallState::Error,
                 result: None,
             };
-            self.assistant().tool_calls.push(view);
+            self.assistant().push_call(view);
         }
     }
 
@@ -459,7 +619,7 @@ impl Conversation {
                     state: ToolCallState::Running,
                     result: None,
                 };
-                self.assistant().tool_calls.push(view);
+                self.assistant().push_call(view);
             }
             TurnEvent::ToolCallSettled {
                 tool_call_id,
@@ -549,7 +709,7 @@ impl Conversation {
                                 tool_name,
                                 input,
                                 ..
-                            } => view.tool_calls.push(ToolCallView {
+                            } => view.push_call(ToolCallView {
                                 tool_call_id: tool_call_id.clone(),
                                 wire_name: tool_name.clone(),
                                 // Without a catalog the id comes from the decoder, else the wire name (C8).
@@ -650,12 +810,12 @@ mod tests {
             &frame(json!({ "type": "reasoning-delta", "text": "<|chan" })),
             0.0,
         );
-        assert_eq!(conversation.state().messages[1].reasoning, "");
+        assert_eq!(conversation.state().messages[1].reasoning(), "");
         conversation.observe_frame(
             &frame(json!({ "type": "reasoning-delta", "text": "nel|>analysis Plan." })),
             0.0,
         );
-        assert_eq!(conversation.state().messages[1].reasoning, "Plan.");
+        assert_eq!(conversation.state().messages[1].reasoning(), "Plan.");
     }
 
     /// Texts whose markers, channel words, spaces and `<` fall across deltas.
@@ -678,13 +838,14 @@ mod tests {
     /// The view after `deltas`, checked after each one against the whole text's strip.
     fn stream(deltas: &[&str]) {
         let mut view = ChatMessageView::new("m".into(), ChatRole::Assistant);
+        let mut thought = ChatMessageView::new("r".into(), ChatRole::Assistant);
         let mut raw = String::new();
         for delta in deltas {
             raw.push_str(delta);
             view.push_text(delta);
-            view.push_reasoning(delta);
-            assert_eq!(view.text, strip_channel_markers(&raw), "{deltas:?}");
-            assert_eq!(view.reasoning, view.text, "{deltas:?}");
+            thought.push_reasoning(delta);
+            assert_eq!(view.text(), strip_channel_markers(&raw), "{deltas:?}");
+            assert_eq!(thought.reasoning(), view.text(), "{deltas:?}");
         }
     }
 
@@ -712,19 +873,18 @@ mod tests {
         for delta in ["Plain ", "text ", "<|channel|>ana", "lysis", " Read", " <"] {
             view.push_text(delta);
         }
-        assert_eq!(view.text, "Plain text Read <");
+        assert_eq!(view.text(), "Plain text Read <");
         // Only the last `<` is read again with the next delta; the rest is final.
-        let tail = |view: &ChatMessageView| {
-            view.raw_text
-                .raw
-                .get(view.raw_text.from..)
-                .unwrap()
-                .to_owned()
+        let tail = |view: &ChatMessageView| match &view.parts[..] {
+            [ChatPart::Text(segment)] => {
+                segment.raw.raw.get(segment.raw.from..).unwrap().to_owned()
+            }
+            parts => panic!("one text part: {parts:?}"),
         };
         assert_eq!(tail(&view), "<");
         view.push_text("|end|>.");
         assert_eq!(
-            (view.text.as_str(), tail(&view).as_str()),
+            (view.text().as_str(), tail(&view).as_str()),
             ("Plain text Read .", "")
         );
     }
@@ -769,8 +929,8 @@ mod tests {
         assert_eq!(
             (
                 assistant.role,
-                assistant.text.as_str(),
-                assistant.reasoning.as_str()
+                assistant.text().as_str(),
+                assistant.reasoning().as_str()
             ),
             (ChatRole::Assistant, "Checking the **ageing**.", "Plan.")
         );
@@ -807,7 +967,7 @@ mod tests {
         assert_written_as_derived(state);
         assert_eq!(state.messages[1].tool_calls[1].state, ToolCallState::Error);
         assert_eq!(state.messages.len(), 3);
-        assert_eq!(state.messages[2].text, "Done.");
+        assert_eq!(state.messages[2].text(), "Done.");
         let turn = state.turn_usage.unwrap();
         assert_eq!(
             (
@@ -830,6 +990,76 @@ mod tests {
         });
         assert!(!conversation.state().is_running);
         assert_eq!(conversation.history(), messages);
+    }
+
+    #[test]
+    fn a_message_keeps_its_parts_in_the_order_they_streamed() {
+        let mut conversation = Conversation::new("cnv_1");
+        conversation.begin_turn("Move the card").unwrap();
+        for value in [
+            json!({ "type": "reasoning-delta", "text": "<|channel|>analysis Move it." }),
+            json!({ "type": "text-delta", "text": "Moving " }),
+            json!({ "type": "text-delta", "text": "it." }),
+            json!({ "type": "tool-call", "toolCallId": "s1", "wireName": "domain_move", "canonicalId": "domain:move", "executor": "server", "input": { "id": 1 } }),
+            json!({ "type": "tool-result", "toolCallId": "s1", "wireName": "domain_move", "canonicalId": "domain:move", "ok": true, "result": { "status": "ok" } }),
+            json!({ "type": "reasoning-delta", "text": "<|channel|>analysis " }),
+            json!({ "type": "text-delta", "text": "See the card above." }),
+        ] {
+            conversation.observe_frame(&frame(value), 1.0);
+        }
+        let state = conversation.state();
+        assert_written_as_derived(state);
+        let message = dpas_protocol::test_support::to_value(&state.messages[1]).unwrap();
+        // The reasoning part that showed nothing (only a marker) is left out.
+        assert_eq!(
+            message["parts"],
+            json!([
+                { "type": "reasoning", "text": "Move it." },
+                { "type": "text", "text": "Moving it." },
+                { "type": "tool-call", "toolCallId": "s1", "wireName": "domain_move", "canonicalId": "domain:move", "executor": "server", "input": { "id": 1 }, "state": "done", "result": { "status": "ok" } },
+                { "type": "text", "text": "See the card above." },
+            ])
+        );
+        // The compatible fields are derived from the parts.
+        assert_eq!(message["text"], json!("Moving it.See the card above."));
+        assert_eq!(message["reasoning"], json!("Move it."));
+        assert_eq!(message["toolCalls"][0]["state"], json!("done"));
+        let user = dpas_protocol::test_support::to_value(&state.messages[0]).unwrap();
+        assert_eq!(
+            user["parts"],
+            json!([{ "type": "text", "text": "Move the card" }])
+        );
+    }
+
+    #[test]
+    fn a_restored_message_keeps_its_parts_in_order() {
+        let messages: Vec<WireModelMessage> = dpas_protocol::test_support::from_value(json!([
+            { "role": "user", "content": "Move the card" },
+            { "role": "assistant", "content": [
+                { "type": "tool-call", "toolCallId": "s1", "toolName": "domain_move", "input": {} },
+            ] },
+            { "role": "tool", "content": [
+                { "type": "tool-result", "toolCallId": "s1", "toolName": "domain_move", "output": { "type": "json", "value": { "status": "ok" } } },
+            ] },
+            { "role": "assistant", "content": [{ "type": "text", "text": "See the card above." }] },
+        ]))
+        .unwrap();
+        let conversation = Conversation::restore("cnv_1", messages, None);
+        let state = conversation.state();
+        assert_written_as_derived(state);
+        let kinds = |message: &ChatMessageView| -> Vec<&'static str> {
+            let mut kinds = Vec::new();
+            for part in &message.parts {
+                kinds.push(match part {
+                    ChatPart::Text(_) => "text",
+                    ChatPart::Reasoning(_) => "reasoning",
+                    ChatPart::ToolCall(_) => "tool-call",
+                });
+            }
+            kinds
+        };
+        assert_eq!(kinds(&state.messages[1]), ["tool-call"]);
+        assert_eq!(kinds(&state.messages[2]), ["text"]);
     }
 
     #[test]
@@ -966,12 +1196,12 @@ mod tests {
             [ChatRole::User, ChatRole::Assistant, ChatRole::Assistant]
         );
         assert_eq!(
-            state.messages[0].text,
+            state.messages[0].text(),
             "Which invoices are overdue, and by how much?"
         );
         let first = &state.messages[1];
         assert_eq!(
-            first.text,
+            first.text(),
             "Checking the **ageing ladder** and narrowing to `overdue`.\n"
         );
         let calls: Vec<(&str, Executor, ToolCallState)> = first

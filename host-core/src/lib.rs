@@ -66,7 +66,8 @@ pub use capability::{
     HandlerResult, InvocationContext, ObservationDef, ProcedureDef,
 };
 pub use conversation::{
-    ChatMessageView, Conversation, ConversationState, InspectorEvent, ToolCallView,
+    ChatMessageView, ChatPart, Conversation, ConversationState, InspectorEvent, Segment,
+    ToolCallView,
 };
 pub use envelope::{ErrorCode, InvocationResult, Outcome, Retry, SurfaceError};
 pub use pattern::{NativePatterns, PatternEngine};

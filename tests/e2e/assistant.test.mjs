@@ -77,6 +77,12 @@ const RULES = {
       toolCalls: [{ name: "surface_read", input: { capabilityId: "view:invoices.pending.readState" } }],
     },
     { when: { offered: "surface_discover" }, text: ["**7** invoices are overdue, worth €102,600."] },
+    {
+      when: { lastUserContains: "Summarise the ledger", lacksResult: "domain_receivables-summary" },
+      text: ["Reading the summary first."],
+      toolCalls: [{ name: "domain_receivables-summary", input: {} }],
+    },
+    { when: { lastUserContains: "Summarise the ledger" }, text: ["The summary is in the card above."] },
     { when: {}, text: ["Still here: the thread is intact."] },
   ],
 };
@@ -360,6 +366,30 @@ describe("rules-scripted model", () => {
       await waitForCount(page, PENDING_ROWS, 13);
       const drafts = await (await context.request.post("/rpc/list-invoices", { data: { kind: "draft" } })).json();
       assert.ok(drafts.data.some((r) => r.reference === "AUR-0141"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("a message that calls a tool and then answers shows its parts in that order", async () => {
+    const { context, page } = await openApp(browser, rules.url);
+    try {
+      await sendMessage(page, "Summarise the ledger");
+      await waitForText(page, "The summary is in the card above.");
+      // One message (the server ran the call between its two model steps), read in DOM order.
+      const order = await page
+        .locator(".msg.assistant")
+        .last()
+        .evaluate((message) =>
+          [...message.querySelectorAll("[data-tool-card], .markdown")].map((node) =>
+            node.matches("[data-tool-card]") ? `card ${node.dataset.toolCard}` : `text ${node.textContent.trim()}`,
+          ),
+        );
+      assert.deepEqual(order, [
+        "text Reading the summary first.",
+        "card domain:receivables-summary",
+        "text The summary is in the card above.",
+      ]);
     } finally {
       await context.close();
     }

@@ -91,8 +91,13 @@ function Assistant({ refresh }: { refresh: () => void }) {
     <section aria-label="Assistant" aria-busy={state.isRunning}>
       {state.messages.map((m) => (
         <div key={m.id} className={m.role}>
-          {m.text && <p>{m.text}</p>}
-          {m.toolCalls.map((c) => <ToolCall key={c.toolCallId} call={c} threadId={state.conversationId} refresh={refresh} />)}
+          {m.parts.map((part, i) =>
+            part.type === "tool-call" ? (
+              <ToolCall key={part.toolCallId} call={part} threadId={state.conversationId} refresh={refresh} />
+            ) : part.type === "text" ? (
+              <p key={i}>{part.text}</p>
+            ) : null,
+          )}
         </div>
       ))}
       {state.error && <p role="alert">{state.error.message}</p>}

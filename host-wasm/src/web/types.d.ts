@@ -185,13 +185,23 @@ export interface ToolCallView {
   result?: unknown;
 }
 
+/** A part of a message: text (markdown) and reasoning with channel markers removed, or a
+ *  tool call. Empty text and reasoning are left out. */
+export type ChatMessagePart =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  | ({ type: "tool-call" } & ToolCallView);
+
 export interface ChatMessageView {
   id: string;
   role: "user" | "assistant";
-  /** Answer text (markdown), channel markers never included. */
+  /** What the model produced, in the order it did: render these. */
+  parts: ChatMessagePart[];
+  /** The text parts joined (markdown), channel markers never included. */
   text: string;
-  /** Reasoning, kept apart from the answer. */
+  /** The reasoning parts joined, kept apart from the answer. */
   reasoning: string;
+  /** The tool-call parts. */
   toolCalls: ToolCallView[];
 }
 

@@ -33,27 +33,18 @@ export function toThreadMessage(
   if (message.role === "user") {
     return { id: message.id || `m${index}`, role: "user", content: message.text };
   }
+  // The parts in the order the model produced them: a text after a tool call shows below it.
   const parts: Part[] = [];
-  const reasoning = stripChannelMarkers(message.reasoning).trim();
-  if (reasoning) parts.push({ type: "reasoning", text: reasoning });
-  const text = stripChannelMarkers(message.text);
-  if (text.trim()) parts.push({ type: "text", text });
-  for (const call of message.toolCalls) {
-    const artifact: ToolArtifact = {
-      canonicalId: call.canonicalId,
-      wireName: call.wireName,
-      executor: call.executor,
-      state: call.state,
-    };
-    parts.push({
-      type: "tool-call",
-      toolCallId: call.toolCallId,
-      toolName: call.canonicalId,
-      args: asArgs(call.input),
-      argsText: JSON.stringify(call.input ?? {}),
-      artifact,
-      ...(call.state === "running" ? {} : { result: call.result ?? null, isError: call.state === "error" }),
-    });
+  for (const part of message.parts) {
+    if (part.type === "reasoning") {
+      const reasoning = stripChannelMarkers(part.text).trim();
+      if (reasoning) parts.push({ type: "reasoning", text: reasoning });
+    } else if (part.type === "text") {
+      const text = stripChannelMarkers(part.text);
+      if (text.trim()) parts.push({ type: "text", text });
+    } else {
+      parts.push(toolCallPart(part));
+    }
   }
   const live = last && running;
   return {
@@ -61,5 +52,23 @@ export function toThreadMessage(
     role: "assistant",
     content: parts,
     status: live ? { type: "running" } : { type: "complete", reason: "stop" },
+  };
+}
+
+function toolCallPart(call: ToolCallView): Part {
+  const artifact: ToolArtifact = {
+    canonicalId: call.canonicalId,
+    wireName: call.wireName,
+    executor: call.executor,
+    state: call.state,
+  };
+  return {
+    type: "tool-call",
+    toolCallId: call.toolCallId,
+    toolName: call.canonicalId,
+    args: asArgs(call.input),
+    argsText: JSON.stringify(call.input ?? {}),
+    artifact,
+    ...(call.state === "running" ? {} : { result: call.result ?? null, isError: call.state === "error" }),
   };
 }
