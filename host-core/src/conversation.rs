@@ -646,6 +646,7 @@ impl Conversation {
                 })
             }
             TurnEvent::StepStarted { .. }
+            | TurnEvent::StepRetry { .. }
             | TurnEvent::Settled(_)
             | TurnEvent::Reconcile { .. }
             | TurnEvent::Usage(_) => {}

@@ -134,6 +134,9 @@ export interface ConfirmRequest {
 
 export type TurnEvent =
   | { type: "step-start"; stepIndex: number }
+  /** The step's connection broke before its end; the same request goes out again after
+   *  `delayMs` and the server answers it from its step record (at most 3 attempts). */
+  | { type: "step-retry"; stepIndex: number; attempt: number; delayMs: number }
   | { type: "tool-call"; toolCallId: string; wireName: string; canonicalId: string; executor: "server" | "browser"; input: unknown }
   | { type: "tool-result"; toolCallId: string; wireName: string; canonicalId: string; executor: "server" | "browser"; ok: boolean; result: unknown }
   | { type: "text-delta"; text: string }
