@@ -40,3 +40,33 @@ export declare const EMPTY_INPUT_SCHEMA: {
   readonly properties: { readonly [key: string]: never };
   readonly additionalProperties: false;
 };
+
+export interface ExposeWebMcpOptions {
+  /** Route → scope floor, as in RunTurnOptions: what a step on the pathname would offer. */
+  routeScopes?: { [route: string]: string[] };
+  /** The pathname the tools are listed for (default: `location.pathname`). */
+  pathname?: () => string;
+  /** Asked for `confirmation: "required"` capabilities, as a turn asks; without it they are
+   *  denied (the typed CONFIRMATION_INVALID result). */
+  confirm?: (request: import("./dpas_host.js").ConfirmRequest) => Promise<boolean>;
+  /** The WebMCP entry to register with (default: `document.modelContext`, else
+   *  `navigator.modelContext`). */
+  modelContext?: {
+    registerTool(tool: object, options?: { signal?: AbortSignal }): unknown;
+    unregisterTool?(name: string): unknown;
+  };
+}
+
+/** Unregisters every tool; `active` is false when the browser offers no WebMCP. */
+export interface WebMcpHandle {
+  (): void;
+  readonly active: boolean;
+}
+
+/** Registers the surface's capabilities with the browser's WebMCP under the step loop's rules
+ *  (the pathname's scope, available ones only, confirmation as a turn asks), kept in step with
+ *  the surface. Off until called. */
+export declare function exposeWebMcp(
+  surface: import("./dpas_host.js").Surface,
+  options?: ExposeWebMcpOptions,
+): WebMcpHandle;

@@ -7,6 +7,8 @@ import rawInit, {
   RegistrationHandle,
   Surface as RawSurface,
   runTurn as rawRunTurn,
+  pageTools as rawPageTools,
+  callPageTool as rawCallPageTool,
 } from "./dpas_host.js";
 
 export { RegistrationHandle };
@@ -79,6 +81,108 @@ export class Conversation extends RawConversation {
 export function runTurn(options) {
   if (!ready) return Promise.reject(new Error(NOT_READY));
   return rawRunTurn(options);
+}
+
+export function pageTools(options) {
+  assertReady();
+  return rawPageTools(options);
+}
+
+export function callPageTool(options) {
+  if (!ready) return Promise.reject(new Error(NOT_READY));
+  return rawCallPageTool(options);
+}
+
+/** The browser's WebMCP entry: `document.modelContext`, or the older `navigator.modelContext`. */
+function modelContextOf(given) {
+  if (given) return given;
+  const candidates = [globalThis.document?.modelContext, globalThis.navigator?.modelContext];
+  return candidates.find((c) => typeof c?.registerTool === "function") ?? null;
+}
+
+/** What an agent sees of a call: the result the model would get, as MCP tool content. */
+function toolContent({ ok, result }) {
+  return { content: [{ type: "text", text: JSON.stringify(result) }], isError: !ok };
+}
+
+/** Registers the surface's capabilities with the browser's WebMCP (`document.modelContext`,
+ *  else `navigator.modelContext`) under the step loop's rules: the capabilities a step on the
+ *  current pathname would offer (its route's scope, available ones only), kept in step with
+ *  the surface; a call runs through the registry, and a confirmation-required capability asks
+ *  `confirm` as a turn does (no `confirm`: denied). Returns the function that unregisters
+ *  them all. Without WebMCP in this browser it registers nothing (`active` is false). */
+export function exposeWebMcp(surface, options = {}) {
+  assertReady();
+  const context = modelContextOf(options.modelContext);
+  const registered = new Map();
+  let unsubscribe = null;
+  const stop = () => {
+    unsubscribe?.();
+    for (const entry of registered.values()) entry.unregister();
+    registered.clear();
+  };
+  stop.active = context !== null;
+  if (!context) return stop;
+  const pathname = () => options.pathname?.() ?? globalThis.location?.pathname ?? "/";
+  const { routeScopes } = options;
+  // A tool whose description, schema or hints change is registered again.
+  const keyOf = (tool) => JSON.stringify([tool.description, tool.inputSchema, tool.readOnly, tool.untrusted === true]);
+  const register = (tool) => {
+    const controller = new AbortController();
+    const done = Promise.resolve(
+      context.registerTool(
+        {
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          annotations: { readOnlyHint: tool.readOnly, untrustedContentHint: tool.untrusted === true },
+          execute: async (input) =>
+            toolContent(
+              await rawCallPageTool({
+                surface,
+                pathname: pathname(),
+                routeScopes,
+                name: tool.name,
+                input: input ?? {},
+                confirm: options.confirm,
+              }),
+            ),
+        },
+        { signal: controller.signal },
+      ),
+    );
+    done.catch((error) => console.warn(`@dpas/host: WebMCP refused "${tool.name}":`, error));
+    return {
+      key: keyOf(tool),
+      unregister: () => {
+        controller.abort();
+        // The older API unregisters by name.
+        if (typeof context.unregisterTool === "function") done.then(() => context.unregisterTool(tool.name), () => {});
+      },
+    };
+  };
+  let queued = false;
+  const sync = () => {
+    queued = false;
+    const tools = rawPageTools({ surface, pathname: pathname(), routeScopes });
+    const next = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const [name, entry] of registered) {
+      const tool = next.get(name);
+      if (!tool || entry.key !== keyOf(tool)) {
+        entry.unregister();
+        registered.delete(name);
+      }
+    }
+    for (const tool of tools) if (!registered.has(tool.name)) registered.set(tool.name, register(tool));
+  };
+  // Mounts, unmounts and availability changes move what a step would offer.
+  unsubscribe = surface.subscribe((event) => {
+    if (event.type === "invocation-settled" || queued) return;
+    queued = true;
+    queueMicrotask(sync);
+  });
+  sync();
+  return stop;
 }
 
 /** A structured refusal from a handler: the host reports `code`, `retry` and `details` to the

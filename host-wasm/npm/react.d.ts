@@ -6,6 +6,7 @@ import type {
   Conversation,
   ConversationOptions,
   ConversationState,
+  ExposeWebMcpOptions,
   ProcedureExecutor,
   Surface,
 } from "./index.js";
@@ -13,6 +14,10 @@ import type {
 export interface SurfaceProviderProps {
   /** Runs `domain:<path>` references (typically the app's own RPC); read when one runs. */
   executeProcedure?: ProcedureExecutor;
+  /** Registers the surface's capabilities with the browser's WebMCP, where it has it, under
+   *  the same rules as a turn (off by default). Confirmations go to usePendingConfirmations()
+   *  unless the options give `confirm`; read once. */
+  webMcp?: boolean | ExposeWebMcpOptions;
   /** Rendered until the wasm is initialised and the Surface exists. */
   fallback?: ReactNode;
   children?: ReactNode;

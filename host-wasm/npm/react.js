@@ -13,7 +13,7 @@ import {
   useState,
   useSyncExternalStore,
 } from "react";
-import init, { Conversation, Surface } from "@dpas/host";
+import init, { Conversation, exposeWebMcp, Surface } from "@dpas/host";
 
 const SurfaceContext = createContext(null);
 const ConfirmationsContext = createContext(null);
@@ -89,7 +89,7 @@ function confirmationStore() {
 
 /** Initialises the wasm once, creates the app's one Surface and renders `fallback` until both
  *  are ready. `executeProcedure` is read when a procedure runs, so it may change freely. */
-export function SurfaceProvider({ executeProcedure, fallback = null, children }) {
+export function SurfaceProvider({ executeProcedure, webMcp = false, fallback = null, children }) {
   const executor = useRef(executeProcedure);
   useCommitEffect(() => {
     executor.current = executeProcedure;
@@ -126,6 +126,22 @@ export function SurfaceProvider({ executeProcedure, fallback = null, children })
       }
     };
   }, []);
+  // WebMCP is read once, like the surface: on when asked, its confirmations the provider's.
+  const webMcpOptions = useRef(webMcp);
+  useEffect(() => {
+    const asked = webMcpOptions.current;
+    if (!surface || !asked) return undefined;
+    const options = asked === true ? {} : asked;
+    const owner = {};
+    const stop = exposeWebMcp(surface, {
+      ...options,
+      confirm: options.confirm ?? ((request) => confirmations.request(request, owner)),
+    });
+    return () => {
+      stop();
+      confirmations.denyOwner(owner);
+    };
+  }, [surface, confirmations]);
   if (failure) throw failure.error;
   if (!surface) return createElement(Fragment, null, fallback);
   return createElement(

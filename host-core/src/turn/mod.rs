@@ -13,7 +13,7 @@ mod tests;
 
 use catalog::{Call, StepCatalog};
 use dispatch::invoke_confirmed;
-pub use dispatch::Dispatched;
+pub use dispatch::{call_page_tool, Dispatched};
 pub use platform::{
     AbortSignal, ConfirmRequest, StepResponse, Transport, TransportFailure, TurnUi,
 };

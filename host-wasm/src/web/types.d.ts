@@ -176,6 +176,39 @@ export interface TurnResult {
 }
 
 
+// ---- The WebMCP door --------------------------------------------------------------------------
+
+/** A capability as a step on the pathname would offer it (available ones only). */
+export interface PageTool {
+  name: string;                       // the wire name, e.g. "view_invoices__pending__setFilters"
+  canonicalId: string;
+  description: string;
+  inputSchema: JsonSchema;
+  /** An observation or a domain read: calling it changes nothing. */
+  readOnly: boolean;
+  confirmation: Confirmation;
+  /** The capability says its results are content the app does not vouch for. */
+  untrusted?: boolean;
+}
+
+export interface PageToolsOptions {
+  surface: Surface;
+  pathname: string;
+  /** As in RunTurnOptions: the pathname's scope floor. */
+  routeScopes?: { [route: string]: string[] };
+}
+
+export interface CallPageToolOptions extends PageToolsOptions {
+  name: string;
+  input?: unknown;
+  /** Asked for `confirmation: "required"` capabilities; without it they are denied. */
+  confirm?: (request: ConfirmRequest) => Promise<boolean>;
+}
+
+/** `result` is what the model would receive for the call. */
+export interface PageToolResult { ok: boolean; result: unknown }
+
+
 // ---- A conversation store for assistant-ui's external-store runtime ------------------------
 
 export interface ToolCallView {
