@@ -28,6 +28,7 @@ use crate::vec_map::VecMap;
 use dpas_protocol::json::{Map, Value};
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::PendingToolCall;
 use dpas_protocol::{
     CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
     StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
@@ -106,6 +107,9 @@ pub struct TurnOptions {
     /// Direct (one descriptor per capability) or meta (the three `surface_*` tools).
     pub catalog_mode: CatalogMode,
     pub settle: SettlePolicy,
+    /// Browser calls the history left unanswered, run (and confirmed, where required) before
+    /// the first step is posted: a turn resumed after a reload. Usually empty.
+    pub resume: Vec<PendingToolCall>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -413,8 +417,12 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
         guard: LoopGuard::new(),
         changes,
     };
+    let mut resume = core::mem::take(&mut turn.options.resume);
+    // A resumed turn's first round answers its calls without posting.
+    let rounds = MAX_STEPS_PER_TURN + usize::from(!resume.is_empty());
+    let mut step_index = 0;
     let (status, error) = 'turn: {
-        for step_index in 0..MAX_STEPS_PER_TURN {
+        for _ in 0..rounds {
             if env.signal.aborted() {
                 break 'turn (TurnStatus::Cancelled, None);
             }
@@ -436,66 +444,75 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     canonical_ids: projection.undecodable.clone(),
                 });
             }
-            env.observer
-                .on_event(&TurnEvent::StepStarted { step_index });
-            let request = turn.request(step_index, &projection, &scope);
-            // J2.6–7: POST the step and read its answer; after a failed connection or a
-            // broken stream, post the same bytes again, up to `STEP_RETRIES` times with a
-            // doubling pause (the server answers from its step record).
-            let mut read = StepRead::new();
-            let mut attempt = 0;
-            let ended = loop {
-                let reached = match env.transport.post(request.clone()).await {
-                    Err(TransportFailure) => false,
-                    Ok(response) => {
-                        read.answer(&response);
-                        if let Some(mut stream) = response.body {
-                            while let Some(chunk) = stream.next().await {
-                                if !read.chunk(chunk, env.observer) {
-                                    break;
+            let pending = if resume.is_empty() {
+                env.observer
+                    .on_event(&TurnEvent::StepStarted { step_index });
+                let request = turn.request(step_index, &projection, &scope);
+                // J2.6–7: POST the step and read its answer; after a failed connection or a
+                // broken stream, post the same bytes again, up to `STEP_RETRIES` times with a
+                // doubling pause (the server answers from its step record).
+                let mut read = StepRead::new();
+                let mut attempt = 0;
+                let ended = loop {
+                    let reached = match env.transport.post(request.clone()).await {
+                        Err(TransportFailure) => false,
+                        Ok(response) => {
+                            read.answer(&response);
+                            if let Some(mut stream) = response.body {
+                                while let Some(chunk) = stream.next().await {
+                                    if !read.chunk(chunk, env.observer) {
+                                        break;
+                                    }
                                 }
                             }
+                            true
                         }
-                        true
+                    };
+                    if (reached && !read.broken())
+                        || attempt == STEP_RETRIES
+                        || env.signal.aborted()
+                    {
+                        break if reached {
+                            read.end(env.signal)
+                        } else {
+                            failed(
+                                env.signal,
+                                transport_failed("Could not reach the chat endpoint."),
+                            )
+                        };
+                    }
+                    let delay_ms = RETRY_FIRST_MS << attempt;
+                    attempt += 1;
+                    env.observer.on_event(&TurnEvent::StepRetry {
+                        step_index,
+                        attempt,
+                        delay_ms,
+                    });
+                    // The pause yields to the page like the settle-wait does; a cancel ends it.
+                    let resume_at = env.clock.now_ms() + f64::from(delay_ms);
+                    while env.clock.now_ms() < resume_at {
+                        if env.signal.aborted() {
+                            break 'turn (TurnStatus::Cancelled, None);
+                        }
+                        env.yielder.yield_task().await;
                     }
                 };
-                if (reached && !read.broken()) || attempt == STEP_RETRIES || env.signal.aborted() {
-                    break if reached {
-                        read.end(env.signal)
-                    } else {
-                        failed(
-                            env.signal,
-                            transport_failed("Could not reach the chat endpoint."),
-                        )
-                    };
+                let (finish, frames) = match ended {
+                    StepEnd::Finished(finish, frames) => (finish, frames),
+                    StepEnd::Stop(status, error) => break 'turn (status, error),
+                };
+                turn.usage = Usage::sum_opt(turn.usage, finish.usage);
+                turn.history.extend(finish.response_messages);
+                let pending = finish.pending_tool_calls;
+                if let Some(verdict) = turn.guard_server_results(&frames) {
+                    turn.history.extend(unexecuted_results(&pending));
+                    break 'turn (TurnStatus::Error, Some(body(verdict)));
                 }
-                let delay_ms = RETRY_FIRST_MS << attempt;
-                attempt += 1;
-                env.observer.on_event(&TurnEvent::StepRetry {
-                    step_index,
-                    attempt,
-                    delay_ms,
-                });
-                // The pause yields to the page like the settle-wait does; a cancel ends it.
-                let resume_at = env.clock.now_ms() + f64::from(delay_ms);
-                while env.clock.now_ms() < resume_at {
-                    if env.signal.aborted() {
-                        break 'turn (TurnStatus::Cancelled, None);
-                    }
-                    env.yielder.yield_task().await;
-                }
+                step_index += 1;
+                pending
+            } else {
+                core::mem::take(&mut resume)
             };
-            let (finish, frames) = match ended {
-                StepEnd::Finished(finish, frames) => (finish, frames),
-                StepEnd::Stop(status, error) => break 'turn (status, error),
-            };
-            turn.usage = Usage::sum_opt(turn.usage, finish.usage);
-            turn.history.extend(finish.response_messages);
-            let pending = finish.pending_tool_calls;
-            if let Some(verdict) = turn.guard_server_results(&frames) {
-                turn.history.extend(unexecuted_results(&pending));
-                break 'turn (TurnStatus::Error, Some(body(verdict)));
-            }
             if pending.is_empty() {
                 break 'turn (TurnStatus::Completed, None);
             }

@@ -391,6 +391,7 @@ fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
         model_id,
         catalog_mode,
         settle: SettlePolicy::default(),
+        resume: Vec::new(),
     };
     Ok((run, turn))
 }
