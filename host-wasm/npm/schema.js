@@ -87,13 +87,12 @@ function invalidInput(capabilityId, issues) {
 /** `execute` behind the schema's `validate` (sync or async): it runs with the validated value,
  *  or not at all when there are issues. A sync validation keeps a sync handler sync. */
 function validated(schema, execute, capabilityId) {
-  const validate = schema["~standard"].validate;
   return (input, context) => {
     const run = (result) => {
       if (result?.issues) throw invalidInput(capabilityId, result.issues);
       return execute(result.value, context);
     };
-    const result = validate(input);
+    const result = schema["~standard"].validate(input);
     return typeof result?.then === "function" ? result.then(run) : run(result);
   };
 }
