@@ -95,3 +95,26 @@ export const rename = defineAction({
 });
 export const actions: ActionDef[] = [rename];
 export const definition: ComponentDef = { type: "board.header", description: "The board's header.", actions: [rename] };
+
+// An action added conditionally (a spread) is typed through defineAction.
+export function Conditional({ admin }: { admin: boolean }) {
+  useAgentComponent({
+    type: "board.admin",
+    description: "The board's admin tools.",
+    actions: [
+      rename,
+      ...(admin
+        ? [
+            defineAction({
+              name: "purge",
+              description: "Delete old cards.",
+              effect: "local-state",
+              inputSchema: z.object({ olderThanDays: z.number().int().min(1) }),
+              execute: ({ olderThanDays }) => olderThanDays.toFixed(0),
+            }),
+          ]
+        : []),
+    ],
+  });
+  return null;
+}
