@@ -1,5 +1,5 @@
 // Standard Schema capabilities: a definition's `inputSchema`/`outputSchema` may be a Standard
-// Schema v1 object (zod ≥ 4.2, ArkType, Valibot through @valibot/to-json-schema's
+// Schema v1 object (zod ≥ 4.2, ArkType ≥ 2.2, Valibot through @valibot/to-json-schema's
 // `toStandardJsonSchema`, …) instead of a JSON Schema. The wire and the registry get its JSON
 // Schema, from the Standard JSON Schema interface (`~standard.jsonSchema`), converted once per
 // schema object; an action's `execute` gets the input as the schema's `validate` returns it,
@@ -29,18 +29,17 @@ function unsupported(message) {
 function convert(schema, io, what) {
   const standard = schema["~standard"];
   const vendor = standard.vendor ?? "an unknown library";
-  const converter = standard.jsonSchema?.[io];
-  if (typeof converter !== "function") {
+  if (typeof standard.jsonSchema?.[io] !== "function") {
     throw unsupported(
       `${what} is a Standard Schema of ${vendor} that cannot give its JSON Schema (no ~standard.jsonSchema): ` +
-        "use a version of the library that implements Standard JSON Schema (zod 4.2 or later, ArkType 2), " +
+        "use a version of the library that implements Standard JSON Schema (zod 4.2 or later, ArkType 2.2 or later), " +
         "wrap it (Valibot: toStandardJsonSchema from @valibot/to-json-schema), or pass a JSON Schema " +
         "(e.g. z.toJSONSchema(schema)).",
     );
   }
   let json;
   try {
-    json = converter({ target: TARGET });
+    json = standard.jsonSchema[io]({ target: TARGET });
   } catch (error) {
     throw unsupported(
       `${what}: ${vendor} could not convert it to JSON Schema (${error?.message ?? error}); ` +

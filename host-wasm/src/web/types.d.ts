@@ -4,8 +4,8 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** The Standard Schema v1 interface (standardschema.dev), copied as the spec asks rather than
  *  depended on: zod 4, Valibot and ArkType schemas implement it. As a capability's schema it
  *  also needs the Standard JSON Schema converter, `~standard.jsonSchema` (zod 4.2 or later,
- *  ArkType 2, Valibot through `toStandardJsonSchema`); registering one without it throws
- *  UNSUPPORTED_SCHEMA. */
+ *  ArkType 2.2 or later, Valibot through `toStandardJsonSchema`); registering one without it
+ *  throws UNSUPPORTED_SCHEMA. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly "~standard": StandardSchemaV1.Props<Input, Output>;
 }

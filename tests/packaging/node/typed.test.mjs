@@ -1,9 +1,12 @@
-// Capabilities typed by a Standard Schema (zod 4) on the packed @dpas/host, as a Node script
-// writes them: the model's input is validated by the schema before the handler runs, the handler
+// Capabilities typed by a Standard Schema (zod 4; ArkType and Valibot too) on the packed
+// @dpas/host, as a Node script writes them: the model's input is validated by the schema before the handler runs, the handler
 // gets the parsed value, a failed validation is the tool result INVALID_INPUT the model can
 // retry with, and a Standard Schema that cannot give its JSON Schema is refused at registration.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { toStandardJsonSchema } from "@valibot/to-json-schema";
+import { type } from "arktype";
+import * as v from "valibot";
 import * as z from "zod";
 import init, { Conversation, Surface } from "@dpas/host";
 import { startStub } from "../stub-server.mjs";
@@ -20,7 +23,7 @@ const AddTodo = z.object({
 });
 
 /** One turn in which the stub's model calls todo.list.add with `input`. */
-async function turn(input) {
+async function turn(input, inputSchema = AddTodo) {
   const stub = await startStub({ input });
   const surface = new Surface();
   const calls = [];
@@ -34,7 +37,7 @@ async function turn(input) {
           name: "add",
           description: "Add a todo.",
           effect: "local-state",
-          inputSchema: AddTodo,
+          inputSchema,
           execute: (todo) => {
             calls.push(todo);
             return { added: todo.text };
@@ -75,6 +78,26 @@ test("an input the schema refuses is INVALID_INPUT with its issues, and the hand
   assert.equal(error.message, typeError.message);
   assert.equal(error.retry, typeError.retry);
   assert.deepEqual(Object.keys(typeError.details.issues[0]), ["path", "message"]);
+});
+
+test("ArkType's schemas (functions) and Valibot's, wrapped by toStandardJsonSchema, work the same way", async () => {
+  const Ark = type({ text: "string > 0" });
+  assert.equal(typeof Ark, "function");
+  const ark = await turn({ text: "milk" }, Ark);
+  assert.deepEqual(ark.calls, [{ text: "milk" }]);
+  const arkRefused = await turn({ text: "" }, Ark);
+  assert.deepEqual(arkRefused.calls, []);
+  assert.equal(arkRefused.output.value.error.code, "INVALID_INPUT");
+  const valibot = toStandardJsonSchema(v.object({ text: v.pipe(v.string(), v.minLength(1)) }));
+  const val = await turn({ text: "milk" }, valibot);
+  assert.deepEqual(val.calls, [{ text: "milk" }]);
+  // Valibot's converter refuses what JSON Schema cannot say (a trim), at registration.
+  const trimmed = toStandardJsonSchema(v.object({ text: v.pipe(v.string(), v.trim()) }));
+  await assert.rejects(turn({ text: "milk" }, trimmed), (error) => {
+    assert.equal(error.code, "UNSUPPORTED_SCHEMA");
+    assert.match(error.message, /ActionDef "todo\.list\.add" inputSchema: valibot could not convert it to JSON Schema/);
+    return true;
+  });
 });
 
 test("the JSON Schema on the wire is the schema's own, converted once per schema object", async () => {
