@@ -1,7 +1,35 @@
-// The package's main entry: everything the generated bindings declare, plus the two values of
-// the contract that are plain JS.
+// The package's main entry: everything the generated bindings declare, `Surface` and
+// `RegistrationHandle` with their definitions' types inferred, and the values of the contract
+// that are plain JS.
+import {
+  Surface as GeneratedSurface,
+  RegistrationHandle as GeneratedRegistrationHandle,
+  type ActionDef,
+  type CapabilitySchema,
+  type ComponentDef,
+} from "./dpas_host.js";
 export * from "./dpas_host.js";
 export { default } from "./dpas_host.js";
+
+/** The agent surface registry of this page. */
+export declare class Surface extends GeneratedSurface {
+  /** Registers a mounted component. Each action's `execute` gets its `inputSchema`'s type
+   *  (a Standard Schema's output). Throws on a malformed definition (`error.code` says why,
+   *  e.g. UNSUPPORTED_SCHEMA for a Standard Schema without `~standard.jsonSchema`); a second
+   *  live instance of the same type and instanceId gets a dead handle and registers nothing. */
+  register<const A extends readonly CapabilitySchema[] = CapabilitySchema[]>(def: ComponentDef<A>): RegistrationHandle;
+}
+
+/** Returned by `Surface.register`. */
+export interface RegistrationHandle extends GeneratedRegistrationHandle {
+  /** Replaces the definition (same type/instance keeps the registration). */
+  update<const A extends readonly CapabilitySchema[] = CapabilitySchema[]>(def: ComponentDef<A>): void;
+}
+export declare const RegistrationHandle: typeof GeneratedRegistrationHandle;
+
+/** An action definition with `execute`'s input typed from `inputSchema`, for a definition
+ *  written apart from `register`/`useAgentComponent` (e.g. in a list of its own). Returns it. */
+export declare function defineAction<S extends CapabilitySchema>(def: ActionDef<S>): ActionDef<S>;
 
 /** The capability error codes a handler may throw (agent-surface's closed set). */
 export type CapabilityErrorCode =

@@ -1,6 +1,7 @@
 // The package's browser entry: the generated bindings (dpas_host.js), an `init()` that loads
 // the wasm once however often it is called, classes that say what to do when used before
-// `init()`, and the two values of the contract that are plain JS.
+// `init()`, definitions whose Standard Schemas become JSON Schemas (schema.js), and the two
+// values of the contract that are plain JS.
 import rawInit, {
   initSync as rawInitSync,
   Conversation as RawConversation,
@@ -10,6 +11,7 @@ import rawInit, {
   pageTools as rawPageTools,
   callPageTool as rawCallPageTool,
 } from "./dpas_host.js";
+import { wireDefinition } from "./schema.js";
 
 export { RegistrationHandle };
 
@@ -56,10 +58,13 @@ export class Surface extends RawSurface {
     super(options);
   }
 
-  /** Every registration moves `surfaceVersion`; a refused duplicate does not, and says so. */
+  /** Every registration moves `surfaceVersion`; a refused duplicate does not, and says so.
+   *  Standard Schemas in `def` (and in the handle's `update`) are read through schema.js. */
   register(def) {
     const before = this.surfaceVersion;
-    const handle = super.register(def);
+    const handle = super.register(wireDefinition(def));
+    const update = handle.update;
+    handle.update = (next) => update.call(handle, wireDefinition(next));
     if (this.surfaceVersion === before) {
       console.warn(
         `@dpas/host: Surface.register refused "${def.type}" (instanceId "${def.instanceId ?? "default"}"): ` +
@@ -203,3 +208,9 @@ export const EMPTY_INPUT_SCHEMA = Object.freeze({
   properties: Object.freeze({}),
   additionalProperties: false,
 });
+
+/** An action definition, returned as it is: for TypeScript, `execute`'s input is typed from
+ *  `inputSchema` (index.d.ts). */
+export function defineAction(def) {
+  return def;
+}

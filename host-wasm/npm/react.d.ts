@@ -1,6 +1,7 @@
 // @dpas/host/react: React bindings of the same package (React >= 18.2).
 import type { ReactElement, ReactNode } from "react";
 import type {
+  CapabilitySchema,
   ComponentDef,
   ConfirmRequest,
   Conversation,
@@ -31,8 +32,11 @@ export declare function SurfaceProvider(props: SurfaceProviderProps): ReactEleme
 export declare function useSurface(): Surface;
 
 /** Registers the definition while the component is mounted; functions are read from the latest
- *  render (no dependency array), availability is re-evaluated after every commit. */
-export declare function useAgentComponent(def: ComponentDef): void;
+ *  render (no dependency array), availability is re-evaluated after every commit. Each action's
+ *  `execute` gets its `inputSchema`'s type (a Standard Schema's output). */
+export declare function useAgentComponent<const A extends readonly CapabilitySchema[] = CapabilitySchema[]>(
+  def: ComponentDef<A>,
+): void;
 
 export type UseConversationOptions = Omit<ConversationOptions, "surface">;
 

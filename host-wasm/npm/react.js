@@ -14,6 +14,7 @@ import {
   useSyncExternalStore,
 } from "react";
 import init, { Conversation, exposeWebMcp, Surface } from "@dpas/host";
+import { isStandardSchema, wireSchema } from "./schema.js";
 
 const SurfaceContext = createContext(null);
 const ConfirmationsContext = createContext(null);
@@ -164,9 +165,24 @@ function useConfirmations() {
   return store;
 }
 
-/** A definition's static part: everything but the functions, which only count by presence. */
+/** A Standard Schema's JSON Schema, or a marker when it has none: registering it throws the
+ *  error that says why. */
+function schemaShape(schema, io) {
+  try {
+    return wireSchema(schema, io, "");
+  } catch {
+    return "[unconvertible schema]";
+  }
+}
+
+/** A definition's static part: everything but the functions, which only count by presence. A
+ *  Standard Schema counts by its JSON Schema (converted once per schema object), so a schema
+ *  written inline, a new object every render, changes nothing while it says the same. */
 function shapeOf(def) {
-  return JSON.stringify(def, (_key, value) => (typeof value === "function" ? "[function]" : value));
+  return JSON.stringify(def, (key, value) => {
+    if (isStandardSchema(value)) return schemaShape(value, key === "inputSchema" ? "input" : "output");
+    return typeof value === "function" ? "[function]" : value;
+  });
 }
 
 function hasAvailability(def) {

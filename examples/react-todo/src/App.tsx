@@ -1,19 +1,21 @@
 // A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
 import { useCallback, useEffect, useState, type FormEvent } from "react";
+import * as z from "zod";
 import type { ToolCallView } from "@dpas/host";
 import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
 
 interface Todo { id: number; text: string; done: boolean }
-type Filter = "all" | "open" | "done";
+
+// The inputs the model may send, as zod schemas: it is given their JSON Schema, and each
+// handler gets its input validated and typed.
+const Show = z.object({ filter: z.enum(["all", "open", "done"]) });
+const CompleteTodo = z.object({ id: z.number().int().min(1) });
+type Filter = z.infer<typeof Show>["filter"];
 
 async function post(path: string, body: unknown = {}): Promise<any> {
   const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
   return (await fetch(path, init)).json();
 }
-
-// A JSON Schema for an object with exactly these (required) properties.
-const object = (properties: object) =>
-  ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
 
 // The server's capabilities over POST /rpc/<id>; a refusal is thrown with its code.
 async function rpc(id: string, input: unknown = {}): Promise<unknown> {
@@ -47,13 +49,12 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
     type: "todo.list",
     description: "The shared todo list, as the user sees it.",
     observations: [{ name: "read", description: "The filter and the todos it shows.",
-      outputSchema: { type: "object" }, read: () => ({ filter, todos: shown }) }],
+      read: () => ({ filter, todos: shown }) }],
     actions: [{ name: "show", description: "Show all, open or done todos.", effect: "local-state",
-      inputSchema: object({ filter: { enum: ["all", "open", "done"] } }),
-      execute: (input) => setFilter(input.filter as Filter) }],
+      inputSchema: Show, execute: (input) => setFilter(input.filter) }],
     // A server capability the chat reaches only through this screen, after the user confirms.
     procedures: [{ path: "complete-todo", description: "Tick a todo off as done.", effect: "server-mutation",
-      confirmation: "required", inputSchema: object({ id: { type: "integer", minimum: 1 } }) }],
+      confirmation: "required", inputSchema: CompleteTodo }],
   });
   return (
     <section aria-label="Todos">

@@ -1,6 +1,43 @@
 export type JsonSchema = { [key: string]: unknown };
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** The Standard Schema v1 interface (standardschema.dev), copied as the spec asks rather than
+ *  depended on: zod 4, Valibot and ArkType schemas implement it. As a capability's schema it
+ *  also needs the Standard JSON Schema converter, `~standard.jsonSchema` (zod 4.2 or later,
+ *  ArkType 2.2 or later, Valibot through `toStandardJsonSchema`); registering one without it
+ *  throws UNSUPPORTED_SCHEMA. */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": StandardSchemaV1.Props<Input, Output>;
+}
+
+export declare namespace StandardSchemaV1 {
+  interface Props<Input = unknown, Output = Input> {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown, options?: Options | undefined) => Result<Output> | Promise<Result<Output>>;
+    readonly types?: Types<Input, Output> | undefined;
+  }
+  interface Options { readonly libraryOptions?: Record<string, unknown> | undefined }
+  type Result<Output> = SuccessResult<Output> | FailureResult;
+  interface SuccessResult<Output> { readonly value: Output; readonly issues?: undefined }
+  interface FailureResult { readonly issues: ReadonlyArray<Issue> }
+  interface Issue { readonly message: string; readonly path?: ReadonlyArray<PropertyKey | PathSegment> | undefined }
+  interface PathSegment { readonly key: PropertyKey }
+  interface Types<Input = unknown, Output = Input> { readonly input: Input; readonly output: Output }
+  type InferInput<Schema extends StandardSchemaV1> = NonNullable<Schema["~standard"]["types"]>["input"];
+  type InferOutput<Schema extends StandardSchemaV1> = NonNullable<Schema["~standard"]["types"]>["output"];
+}
+
+/** A capability's `inputSchema` or `outputSchema`: a JSON Schema, or a Standard Schema that the
+ *  package converts to one (`~standard.jsonSchema`, once per schema object). */
+export type CapabilitySchema = JsonSchema | StandardSchemaV1;
+
+/** What an action's `execute` receives for its `inputSchema`: a Standard Schema's output (the
+ *  value its `validate` returned), or the JSON object the model sent for a JSON Schema. */
+export type HandlerInput<S> = [S] extends [StandardSchemaV1]
+  ? StandardSchemaV1.InferOutput<S>
+  : { [key: string]: unknown };
+
 // ---- Surface registry ------------------------------------------------------------------
 
 export type Confirmation = "never" | "optional" | "required";
@@ -27,25 +64,30 @@ export interface HandlerContext { signal: AbortSignal }
 export interface ObservationDef {
   name: string;                       // lowerCamel, e.g. "readState"
   description: string;
-  outputSchema: JsonSchema;
+  /** What `read` returns; absent: anything. */
+  outputSchema?: CapabilitySchema;
   read: (context: HandlerContext) => unknown | Promise<unknown>;
   /** Deadline of one read (default 5000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
 }
 
-export interface ActionDef {
+/** `S` is the type of `inputSchema`, inferred where the definition is written inline in
+ *  `register`, `update`, `useAgentComponent` or `defineAction`. */
+export interface ActionDef<S extends CapabilitySchema = CapabilitySchema> {
   name: string;                       // e.g. "setFilters"
   description: string;
   effect: ViewEffect;
   confirmation?: Confirmation;        // default "never"
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
+  /** A Standard Schema also validates the input (`~standard.validate`) before `execute` runs:
+   *  its issues are the tool result INVALID_INPUT, and `execute` is not called. */
+  inputSchema: S;
+  outputSchema?: CapabilitySchema;
   idempotent?: boolean;
   /** Resolve with the output (or nothing: the result is then {done:true}). Throwing is
    *  EXECUTION_FAILED, unless the thrown value carries a capability error `code` (e.g.
    *  "PRECONDITION_FAILED") and optionally `retry`/`details`: that error is passed through. */
-  execute: (input: { [key: string]: unknown }, context: HandlerContext) => unknown | Promise<unknown>;
+  execute(input: HandlerInput<S>, context: HandlerContext): unknown | Promise<unknown>;
   /** Deadline of one call (default 10000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
@@ -57,8 +99,8 @@ export interface ProcedureDef {
   description: string;
   effect: DomainEffect;
   confirmation?: Confirmation;        // escalate-only above the effect's floor
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
+  inputSchema: CapabilitySchema;
+  outputSchema?: CapabilitySchema;
   /** The keys the live UI supplies (e.g. {invoiceId: 21}); removed from the model's schema. */
   bind?: () => { [key: string]: unknown };
   /** Bound keys the model may override; every other bound key is locked. */
@@ -70,14 +112,16 @@ export interface ProcedureDef {
   availability?: Availability;
 }
 
-export interface ComponentDef {
+/** `A` is the tuple of the actions' input schema types, inferred where the definition is
+ *  written inline, so each `execute` gets its own schema's input type. */
+export interface ComponentDef<A extends readonly CapabilitySchema[] = CapabilitySchema[]> {
   type: string;                       // e.g. "invoices.pending"
   instanceId?: string;
   description: string;
   priority?: number;
   enabled?: boolean;
   observations?: ObservationDef[];
-  actions?: ActionDef[];
+  actions?: { [K in keyof A]: ActionDef<A[K]> };
   procedures?: ProcedureDef[];
 }
 
