@@ -1,5 +1,6 @@
-// The package's main entry: everything the generated bindings declare, plus the two values of
-// the contract that are plain JS.
+// The package's main entry: everything the generated bindings declare, plus what the contract
+// needs in plain JS.
+import type { ConfirmRequest, ToolCallView } from "./dpas_host.js";
 export * from "./dpas_host.js";
 export { default } from "./dpas_host.js";
 
@@ -40,3 +41,115 @@ export declare const EMPTY_INPUT_SCHEMA: {
   readonly properties: { readonly [key: string]: never };
   readonly additionalProperties: false;
 };
+
+// ---- Approvals (`/api/approvals`) ------------------------------------------------------------
+
+export type ApprovalStatus =
+  | "pending"
+  | "approved"
+  | "rejected"
+  | "expired"
+  | "cancelled"
+  | "consumed"
+  | "stale"
+  | "interrupted";
+
+/** An approval card, as `GET /api/approvals` lists it (the caller's own requests only). */
+export interface ApprovalCard {
+  id: string;
+  capabilityId: string;
+  status: ApprovalStatus;
+  /** Where the call came from: a model step, MCP, the app's own `/rpc`. */
+  surface: string;
+  reasons: string[];
+  risk: string;
+  /** The validated input: exactly what runs once approved. */
+  input: unknown;
+  requestedAt: string;
+  expiresAt: string;
+  /** The conversation the call was requested in (a model step's). */
+  conversationId?: string;
+  /** What the call acts on, as it was when requested (the server refuses if it changed). */
+  target?: unknown;
+  /** How the approved run ended: `completed`, `failed`. */
+  outcome?: string;
+  /** Why a `stale`, `interrupted` or `cancelled` record did not run. */
+  message?: string;
+  decision?: { status: "approved" | "rejected"; approver: string; decidedAt: string };
+}
+
+/** The receipt of a decision: the text the server also appends to the conversation. */
+export interface ApprovalReceipt {
+  text: string;
+  /** False when an approved call did not complete (cancelled, stale, failed). */
+  ok: boolean;
+}
+
+/** What a decision came to (`POST /api/approvals/:id`). */
+export type ApprovalResolution =
+  | { status: "rejected" }
+  /** An MCP session's request: that session runs it. */
+  | { status: "approved" }
+  | { status: "completed"; output: unknown }
+  | { status: "pending" }
+  | { status: "cancelled" | "stale" | "failed"; error: { message: string } };
+
+export interface ApprovalDecision {
+  approvalId: string;
+  approved: boolean;
+  receipt: ApprovalReceipt;
+  resolution: ApprovalResolution;
+}
+
+/** The codes the approvals API answers with, and `TRANSPORT_FAILED` when it did not answer. */
+export type ApprovalErrorCode =
+  | "APPROVAL_CONSUMED"
+  | "APPROVAL_REJECTED"
+  | "APPROVAL_EXPIRED"
+  | "APPROVAL_CANCELLED"
+  | "APPROVAL_STALE"
+  | "APPROVAL_INTERRUPTED"
+  | "APPROVAL_PENDING"
+  | "BAD_REQUEST"
+  | "NOT_FOUND"
+  | "UNAUTHENTICATED"
+  | "TOKEN_MISSING"
+  | "TOKEN_INVALID"
+  | "TOKEN_EXPIRED"
+  | "RATE_LIMITED"
+  | "INTERNAL_ERROR"
+  | "TRANSPORT_FAILED";
+
+export declare class ApprovalError extends Error {
+  readonly code: ApprovalErrorCode;
+  /** The HTTP status; 0 when no answer came. */
+  readonly status: number;
+  constructor(code: ApprovalErrorCode, message: string, status?: number);
+}
+
+// ---- What a tool call is waiting for -----------------------------------------------------------
+
+export type ToolCallPhase =
+  | { phase: "running" }
+  | { phase: "awaiting-confirmation"; confirmation: ConfirmRequest }
+  /** `card` once the conversation's pending list has it. */
+  | { phase: "awaiting-approval"; approvalId: string; message: string; card?: ApprovalCard }
+  /** `decision` when it was decided through this page's useApprovals. */
+  | { phase: "decided"; approvalId: string; decision?: ApprovalDecision }
+  /** A server call's `data`, a browser call's output. */
+  | { phase: "done"; output: unknown }
+  | { phase: "failed"; error: { code: string; message: string; retry?: string; retryable?: boolean; details?: unknown } };
+
+/** What `toolCallPhase` reads besides the call; each part is optional. */
+export interface ToolCallPhaseContext {
+  confirmations?: readonly ConfirmRequest[];
+  approvals?: {
+    approvals: readonly ApprovalCard[];
+    loaded: boolean;
+    decision(approvalId: string): ApprovalDecision | undefined;
+  };
+}
+
+/** What a tool call is waiting for or came to. Without `approvals`, an `approval-required`
+ *  answer is `awaiting-approval` whether or not it has been decided since. */
+export declare function toolCallPhase(call: ToolCallView, context?: ToolCallPhaseContext): ToolCallPhase;
