@@ -101,7 +101,9 @@ export interface ApprovalDecision {
   resolution: ApprovalResolution;
 }
 
-/** The codes the approvals API answers with, and `TRANSPORT_FAILED` when it did not answer. */
+/** The codes the approvals API answers with, and `TRANSPORT_FAILED` when it did not answer
+ *  (or not in the contract's `{error:{code,message}}`); the server's other table codes pass
+ *  through as they are. */
 export type ApprovalErrorCode =
   | "APPROVAL_CONSUMED"
   | "APPROVAL_REJECTED"
@@ -118,7 +120,8 @@ export type ApprovalErrorCode =
   | "TOKEN_EXPIRED"
   | "RATE_LIMITED"
   | "INTERNAL_ERROR"
-  | "TRANSPORT_FAILED";
+  | "TRANSPORT_FAILED"
+  | (string & {});
 
 export declare class ApprovalError extends Error {
   readonly code: ApprovalErrorCode;
