@@ -1,7 +1,7 @@
 // The package's browser entry: the generated bindings (dpas_host.js), an `init()` that loads
 // the wasm once however often it is called, classes that say what to do when used before
-// `init()`, definitions whose Standard Schemas become JSON Schemas (schema.js), and the two
-// values of the contract that are plain JS.
+// `init()`, definitions whose Standard Schemas become JSON Schemas (schema.js), and what the
+// contract needs in plain JS.
 import rawInit, {
   initSync as rawInitSync,
   Conversation as RawConversation,
@@ -213,4 +213,46 @@ export const EMPTY_INPUT_SCHEMA = Object.freeze({
  *  `inputSchema` (index.d.ts). */
 export function defineAction(def) {
   return def;
+}
+
+/** A refusal of the approvals API (`/api/approvals`): the contract's `code` (e.g.
+ *  `APPROVAL_CONSUMED`, `NOT_FOUND`, `UNAUTHENTICATED`; `TRANSPORT_FAILED` when no answer
+ *  came) and the HTTP `status` (0 without an answer). */
+export class ApprovalError extends Error {
+  constructor(code, message, status = 0) {
+    super(message);
+    this.name = "ApprovalError";
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** What a tool call is waiting for or came to, from its view and, when given, the pending
+ *  confirmations (usePendingConfirmations) and the conversation's approvals (useApprovals). */
+export function toolCallPhase(call, { confirmations, approvals } = {}) {
+  const result = call.result;
+  if (call.state === "running") {
+    const confirmation = confirmations?.find((c) => c.toolCallId === call.toolCallId);
+    return confirmation ? { phase: "awaiting-confirmation", confirmation } : { phase: "running" };
+  }
+  if (call.state === "error") {
+    const error = result && typeof result === "object" ? result.error : undefined;
+    return {
+      phase: "failed",
+      error:
+        error && typeof error === "object"
+          ? error
+          : { code: "TOOL_NOT_EXECUTED", message: "The turn ended before this call had a result." },
+    };
+  }
+  if (call.executor === "server" && result?.status === "approval-required") {
+    const approvalId = result.approvalId;
+    const decision = approvals?.decision(approvalId);
+    if (decision) return { phase: "decided", approvalId, decision };
+    const card = approvals?.approvals.find((a) => a.id === approvalId);
+    // Listed once the list has loaded, or it was decided before (another tab, a reload).
+    if (approvals?.loaded && !card) return { phase: "decided", approvalId };
+    return { phase: "awaiting-approval", approvalId, message: result.message, card };
+  }
+  return { phase: "done", output: call.executor === "server" && result?.status === "ok" ? result.data : result };
 }

@@ -1,8 +1,10 @@
 // A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import * as z from "zod";
-import type { ToolCallView } from "@dpas/host";
-import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { toolCallPhase, type ToolCallView } from "@dpas/host";
+import {
+  SurfaceProvider, useAgentComponent, useApprovals, useConversation, usePendingConfirmations, type UseApprovalsResult,
+} from "@dpas/host/react";
 
 interface Todo { id: number; text: string; done: boolean }
 
@@ -64,29 +66,35 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
   );
 }
 
-// A server call the model made; one that waits for approval gets Approve and Deny.
-function ToolCall({ call, threadId, refresh }: { call: ToolCallView; threadId: string; refresh: () => void }) {
-  const [receipt, setReceipt] = useState<string>();
-  const result = call.result as { status?: string; approvalId?: string } | undefined;
-  const approvalId = result?.status === "approval-required" ? result.approvalId : undefined;
-  const decide = async (approved: boolean) => {
-    const answer = await post(`/api/approvals/${approvalId}`, { approved, threadId });
-    setReceipt(answer.receipt?.text ?? answer.error?.message);
-    refresh();
-  };
+// A tool call the model made; one that waits for the user's approval gets Approve and Deny
+// (`data-approval` says whether the server's list of pending approvals has it yet).
+function ToolCall({ call, approvals, refresh }: { call: ToolCallView; approvals: UseApprovalsResult; refresh: () => void }) {
+  const [error, setError] = useState<string>();
+  const phase = toolCallPhase(call, { approvals });
+  if (phase.phase !== "awaiting-approval" && phase.phase !== "decided") {
+    return <div data-testid="tool-call">{call.canonicalId}: {call.state}</div>;
+  }
+  const decide = (approved: boolean) =>
+    (approved ? approvals.approve : approvals.deny)(phase.approvalId).then(refresh, (e: Error) => setError(e.message));
   return (
-    <div data-testid="tool-call">
-      {call.canonicalId}: {approvalId ? "needs your approval" : call.state}
-      {approvalId && !receipt && <>
-        <button onClick={() => decide(true)}>Approve</button> <button onClick={() => decide(false)}>Deny</button>
+    <div data-testid="tool-call" data-approval={phase.phase === "decided" ? "decided" : phase.card ? "listed" : "asked"}>
+      {call.canonicalId}: {phase.phase === "decided" ? "decided" : "needs your approval"}
+      {phase.phase === "awaiting-approval" && <>
+        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(true)}>Approve</button>{" "}
+        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(false)}>Deny</button>
       </>}
-      {receipt && <p role="status">{receipt}</p>}
+      {phase.phase === "decided" && phase.decision && <p role="status">{phase.decision.receipt.text}</p>}
+      {error && <p role="alert">{error}</p>}
     </div>
   );
 }
 
-function Assistant({ refresh }: { refresh: () => void }) {
-  const { state, conversation } = useConversation({ endpoint: "/agent/chat", getPathname: () => location.pathname });
+function Assistant({ user, refresh }: { user: string; refresh: () => void }) {
+  // After a reload the conversation on screen comes back (kept per user of this app).
+  const { state, conversation } = useConversation({
+    endpoint: "/agent/chat", getPathname: () => location.pathname, storageKey: `react-todo conversation of ${user}`,
+  });
+  const approvals = useApprovals(conversation);
   useEffect(() => { if (!state.isRunning) refresh(); }, [state.isRunning, refresh]);
   return (
     <section aria-label="Assistant" aria-busy={state.isRunning}>
@@ -94,7 +102,7 @@ function Assistant({ refresh }: { refresh: () => void }) {
         <div key={m.id} className={m.role}>
           {m.parts.map((part, i) =>
             part.type === "tool-call" ? (
-              <ToolCall key={part.toolCallId} call={part} threadId={state.conversationId} refresh={refresh} />
+              <ToolCall key={part.toolCallId} call={part} approvals={approvals} refresh={refresh} />
             ) : part.type === "text" ? (
               <p key={i}>{part.text}</p>
             ) : null,
@@ -133,7 +141,7 @@ export function App() {
     <SurfaceProvider fallback={<p>Loading…</p>} executeProcedure={(path, input) => rpc(path, input)}>
       <h1>Todos, signed in as {user}</h1>
       <TodoList todos={todos} refresh={refresh} />
-      <Assistant refresh={refresh} />
+      <Assistant user={user} refresh={refresh} />
       <ConfirmDialog />
     </SurfaceProvider>
   );

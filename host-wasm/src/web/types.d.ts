@@ -255,15 +255,51 @@ export interface PageToolResult { ok: boolean; result: unknown }
 
 // ---- A conversation store for assistant-ui's external-store runtime ------------------------
 
-export interface ToolCallView {
+/** A governed server capability's answer, the runtime's result envelope: the result of a
+ *  server tool call, and the body `POST /rpc/<id>` answers. */
+export type ResultEnvelope<T = unknown> = OkEnvelope<T> | ApprovalRequiredEnvelope | ErrorEnvelope;
+export interface OkEnvelope<T = unknown> { status: "ok"; data: T }
+/** Nothing ran: the user decides through `/api/approvals/:id` (`useApprovals`). */
+export interface ApprovalRequiredEnvelope { status: "approval-required"; approvalId: string; message: string }
+export interface ErrorEnvelope { status: "error"; error: RuntimeError }
+/** A refusal of the server's runtime, e.g. `INPUT_INVALID`, `POLICY_DENIED`, `EXECUTION_FAILED`. */
+export interface RuntimeError {
+  code: string;
+  message: string;
+  retryable: boolean;
+  /** `INPUT_INVALID` only: the issues' paths and messages. */
+  details?: unknown;
+}
+/** A result the host wrote (`NO_SUCH_TOOL`, `TOOL_FAILED`, `TOOL_NOT_EXECUTED`) or a browser
+ *  capability refused with (`CAPABILITY_NOT_AVAILABLE`, `INVALID_INPUT`, …). */
+export interface ToolErrorResult {
+  error: { code: string; message: string; retry?: string; details?: unknown };
+}
+
+interface ToolCallBase {
   toolCallId: string;
   wireName: string;
   canonicalId: string;
-  executor: "server" | "browser";
   input: unknown;
-  state: "running" | "done" | "error";
-  result?: unknown;
 }
+
+/** A call the server ran: its result is the runtime's envelope. `done` is `ok` or
+ *  `approval-required`; `error` has no result when the turn ended before one came. */
+export type ServerToolCallView = ToolCallBase & { executor: "server" } & (
+  | { state: "running"; result?: undefined }
+  | { state: "done"; result: OkEnvelope | ApprovalRequiredEnvelope }
+  | { state: "error"; result?: ErrorEnvelope | ToolErrorResult }
+);
+
+/** A call this browser ran: `done` carries the capability's output. */
+export type BrowserToolCallView = ToolCallBase & { executor: "browser" } & (
+  | { state: "running"; result?: undefined }
+  | { state: "done"; result: unknown }
+  | { state: "error"; result?: ToolErrorResult }
+);
+
+/** One tool call, discriminated by `executor` and `state`. */
+export type ToolCallView = ServerToolCallView | BrowserToolCallView;
 
 /** A part of a message: text (markdown) and reasoning with channel markers removed, or a
  *  tool call. Empty text and reasoning are left out. */
