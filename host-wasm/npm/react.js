@@ -300,6 +300,9 @@ function useRestoredConversation(conversation, state, key) {
       () => {
         inFlight.current = false;
         setRestoring(false);
+        // A browser call the reload left unanswered (one waiting for the user's confirmation)
+        // is asked again, and the turn goes on.
+        conversation.resume().catch((error) => console.warn("@dpas/host/react: resuming the turn failed:", error));
       },
       (error) => {
         inFlight.current = false;
