@@ -234,6 +234,7 @@ pub fn project(surface: &Surface, scope: &[String]) -> Projection {
             confirmation: entry.confirmation,
             available: None,
             unavailable_reason: None,
+            untrusted: false,
         });
         let clip = |text: Option<String>| {
             text.filter(|t| !t.is_empty()).map(|mut t| {
