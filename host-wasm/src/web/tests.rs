@@ -1111,3 +1111,43 @@ fn an_availability_flip_is_an_event_naming_the_capabilities() {
         json!({"type": "availability-changed", "surfaceVersion": 1, "capabilityIds": ["view:a.b.read"]})
     );
 }
+
+#[wasm_bindgen_test]
+async fn an_untrusted_mark_travels_on_the_descriptor_and_only_when_set() {
+    let surface = JsSurface::new(None).expect("a surface");
+    surface
+        .register(js(
+            r#"return {
+              type: "test.page", description: "A page.",
+              observations: [{ name: "read", description: "Its text.", outputSchema: { type: "object" },
+                               read: () => ({ text: "hi" }), untrusted: true }],
+              actions: [{ name: "open", description: "Opens.", effect: "navigation",
+                          inputSchema: { type: "object", properties: {} }, execute: () => {} }],
+            };"#,
+            &[],
+        ))
+        .expect("registers");
+    let key = unique("untrusted");
+    let result = run(options(&surface.into(), "text", &key, "{}")).await;
+    assert_eq!(result["status"], "completed", "{result}");
+    let posted = requests(&key).await;
+    let tools = posted[0]["body"]["catalog"]["frontendTools"].clone();
+    let marks: Vec<(String, Option<Value>)> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["wireName"].as_str().unwrap().to_owned(),
+                t.get("untrusted").cloned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            ("view_test__page__read".to_owned(), Some(json!(true))),
+            ("view_test__page__open".to_owned(), None),
+        ]
+    );
+}

@@ -32,6 +32,9 @@ export interface ObservationDef {
   /** Deadline of one read (default 5000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
+  /** The read returns untrusted content (text users typed, pages from elsewhere): the model
+   *  gets it fenced as data, and an action it proposes after reading it waits for `confirm`. */
+  untrusted?: boolean;
 }
 
 export interface ActionDef {
@@ -49,6 +52,8 @@ export interface ActionDef {
   /** Deadline of one call (default 10000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
+  /** Its result is untrusted content, as `ObservationDef.untrusted`. */
+  untrusted?: boolean;
 }
 
 /** A contextual reference to a governed server procedure (`domain:<path>`). */
