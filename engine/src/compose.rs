@@ -36,6 +36,8 @@ pub struct DomainTool {
     pub capability_id: String,
     /// Serialised once, when the half is composed.
     pub input_schema: Arc<RawValue>,
+    /// The capability returns untrusted content (U1).
+    pub untrusted: bool,
 }
 
 /// The domain half of a catalog: what one actor may see on one surface under one scope.
@@ -58,6 +60,8 @@ pub struct DomainHalf {
 pub struct FrontendTool {
     pub wire_name: String,
     pub canonical_id: String,
+    /// The descriptor's `untrusted` mark (U1).
+    pub untrusted: bool,
 }
 
 /// What one step offers the model, and what was reduced on the way.
@@ -80,6 +84,18 @@ pub struct Composition {
 }
 
 impl Composition {
+    /// Whether `wire_name` names a tool of this catalog that returns untrusted content (U1).
+    pub fn is_untrusted(&self, wire_name: &str) -> bool {
+        self.domain
+            .tools
+            .iter()
+            .any(|t| t.untrusted && t.info.wire_name == wire_name)
+            || self
+                .frontend
+                .iter()
+                .any(|d| d.untrusted && d.wire_name == wire_name)
+    }
+
     /// The canonical id a wire name maps to (domain first, then frontend), if any.
     pub fn canonical_of(&self, wire_name: &str) -> Option<String> {
         self.domain
@@ -253,10 +269,9 @@ fn domain_half(
                 continue;
             }
         };
-        let declared_approval = runtime
-            .registry()
-            .get(&info.id)
-            .is_some_and(|c| c.meta.approval_required);
+        let meta = runtime.registry().get(&info.id).map(|c| &c.meta);
+        let declared_approval = meta.is_some_and(|m| m.approval_required);
+        let untrusted = meta.is_some_and(|m| m.untrusted);
         let mut description = info.description;
         if declared_approval {
             description.push_str(" Requires approval.");
@@ -272,6 +287,7 @@ fn domain_half(
             capability_id: info.id,
             // A `Value` always serialises.
             input_schema: Arc::from(to_raw_value(&info.input_schema).unwrap_or_default()),
+            untrusted,
         });
     }
     let infos: Vec<DomainToolInfo> = tools.iter().map(|t| t.info.clone()).collect();
@@ -420,6 +436,7 @@ fn offered(
         description: t.info.description.clone(),
         input_schema: Arc::clone(&t.input_schema),
         canonical_id: Some(t.info.canonical_id.clone()),
+        untrusted: t.untrusted,
     }));
     let mut names = Vec::with_capacity(frontend.len());
     for d in frontend {
@@ -428,10 +445,12 @@ fn offered(
             description: d.description,
             input_schema: Arc::from(d.input_schema.into_raw()),
             canonical_id: Some(d.canonical_id.clone()),
+            untrusted: d.untrusted,
         });
         names.push(FrontendTool {
             wire_name: d.wire_name,
             canonical_id: d.canonical_id,
+            untrusted: d.untrusted,
         });
     }
     (tools.into(), names)

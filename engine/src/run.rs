@@ -32,7 +32,8 @@ use crate::steps::{LiveStep, Recording};
 use dpas_governance::audit::{AuditEntry, AuditReader, AuditSource};
 use dpas_governance::threads::{ThreadAppend, ThreadError, ThreadStore};
 use dpas_governance::{
-    Actor, CallSurface, CapabilityError, CapabilityErrorCode, Correlation, Envelope, Runtime,
+    Actor, CallContext, CallSurface, CapabilityError, CapabilityErrorCode, Correlation, Envelope,
+    Runtime,
 };
 
 /// Longest provider or tool failure message relayed (F4).
@@ -700,6 +701,34 @@ impl StepRun {
         }
     }
 
+    /// Whether the prompt that proposed the calls from `from` on holds a result of an
+    /// untrusted tool from this turn (U2): in the posted messages from the turn's last user
+    /// message on, or among this request's answers to earlier model steps.
+    fn untrusted_in_prompt(&self, history: &History, from: usize) -> bool {
+        let posted = &self.request.messages;
+        let turn = posted
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .unwrap_or(0);
+        let proposed = &history.records[from..];
+        posted[turn..]
+            .iter()
+            .chain(&history.messages)
+            .filter(|m| m.role == Role::Tool)
+            .flat_map(|m| m.parts())
+            .any(|p| match p {
+                ContentPart::ToolResult {
+                    tool_call_id,
+                    tool_name,
+                    ..
+                } => {
+                    self.composition.is_untrusted(tool_name)
+                        && !proposed.iter().any(|r| &r.id == tool_call_id)
+                }
+                _ => false,
+            })
+    }
+
     /// Executes this model step's unanswered server calls, concurrently, answering them in
     /// call order as each completes; audit entries are forwarded while they run.
     async fn execute_server_calls(&mut self, sink: &FrameSink, history: &mut History, from: usize) {
@@ -712,6 +741,9 @@ impl StepRun {
         if calls.is_empty() || self.is_cut() {
             return;
         }
+        let context = CallContext {
+            untrusted_content: self.untrusted_in_prompt(history, from),
+        };
         let mut running = FuturesOrdered::new();
         for record in calls {
             let capability_id = self
@@ -732,18 +764,19 @@ impl StepRun {
             };
             let input = record.input.clone();
             running.push_back(async move {
-                let invocation = runtime.invoke(
+                let invocation = runtime.invoke_envelope_with(
                     &actor,
                     CallSurface::Model,
                     &capability_id,
                     input,
                     correlation,
+                    context,
                 );
                 // F6: a handler that panics is an execution failure, never a dead run.
                 let result = std::panic::AssertUnwindSafe(invocation)
                     .catch_unwind()
                     .await
-                    .unwrap_or_else(|_| panicked_result());
+                    .map_or_else(|_| panicked_result(), |envelope| envelope.to_value());
                 (record, result)
             });
         }

@@ -56,12 +56,15 @@ pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use envelope::Envelope;
 pub use error::{CapabilityError, CapabilityErrorCode, HandlerError, InputIssue};
+pub use pipeline::UNTRUSTED_CONTENT_REASON;
 pub use policy::{policy_fn, Decision, Policy, PolicyError, PolicyPhase, PolicyRequest, Verdict};
 pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,
 };
 /// The old name of [`CallSurface`].
-pub use types::{Actor, ActorKind, CallSurface, Correlation, Credential, Risk, SideEffect};
+pub use types::{
+    Actor, ActorKind, CallContext, CallSurface, Correlation, Credential, Risk, SideEffect,
+};
 
 /// Default lifetime of a pending approval.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);

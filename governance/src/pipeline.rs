@@ -11,9 +11,9 @@ use tracing::Instrument;
 
 use super::{
     approval, policy, Actor, ApprovalRecord, ApprovalStatus, AuditDraft, AuditHub, AuditSource,
-    CallSurface, Capability, CapabilityError, CapabilityErrorCode, CapabilityInfo, Correlation,
-    Envelope, HandlerError, InvocationContext, Policy, PolicyPhase, PolicyRequest, Runtime,
-    Verdict,
+    CallContext, CallSurface, Capability, CapabilityError, CapabilityErrorCode, CapabilityInfo,
+    Correlation, Envelope, HandlerError, InvocationContext, Policy, PolicyPhase, PolicyRequest,
+    Runtime, Verdict,
 };
 
 /// Stage labels carried by `capability.failed`.
@@ -22,6 +22,10 @@ pub(super) const STAGE_AUTH: &str = "authentication";
 pub(super) const STAGE_APPROVAL: &str = "approval";
 pub(super) const STAGE_EXECUTION: &str = "execution";
 pub(super) const STAGE_TIMEOUT: &str = "timeout";
+
+/// The approval reason of a change proposed beside untrusted content (U2).
+pub const UNTRUSTED_CONTENT_REASON: &str =
+    "UNTRUSTED_CONTENT: the model read untrusted content before proposing this change";
 
 pub(super) struct Emit<'a> {
     pub(super) hub: &'a AuditHub,
@@ -243,6 +247,28 @@ impl Runtime {
         input: Value,
         correlation: Correlation,
     ) -> Envelope {
+        self.invoke_envelope_with(
+            actor,
+            surface,
+            id,
+            input,
+            correlation,
+            CallContext::default(),
+        )
+        .await
+    }
+
+    /// [`Self::invoke_envelope`] of a call proposed in `context`: a prompt with untrusted
+    /// content gates a call that is not read-only behind an approval (U2).
+    pub async fn invoke_envelope_with(
+        &self,
+        actor: &Actor,
+        surface: CallSurface,
+        id: &str,
+        input: Value,
+        correlation: Correlation,
+        context: CallContext,
+    ) -> Envelope {
         let execution_id = new_id("exe");
         let span = capability_span(id, surface, &execution_id);
         let pipeline = async {
@@ -289,11 +315,15 @@ impl Runtime {
                 } => (reasons, types, expires_in),
                 _ => (Vec::new(), Vec::new(), None),
             };
+            let untrusted = context.untrusted_content && !meta.side_effect.is_read_only();
             if meta.approval_required {
                 reasons.push(format!("Approval is required for {}.", meta.id));
-                if types.is_empty() {
-                    types.push("human-confirmation".to_owned());
-                }
+            }
+            if untrusted {
+                reasons.push(UNTRUSTED_CONTENT_REASON.to_owned());
+            }
+            if (meta.approval_required || untrusted) && types.is_empty() {
+                types.push("human-confirmation".to_owned());
             }
             if !reasons.is_empty() {
                 let ttl = expires_in

@@ -82,6 +82,7 @@ impl Capability {
             approval_required: false,
             approval_expires_in: None,
             timeout: DEFAULT_TIMEOUT,
+            untrusted: false,
             model_output: None,
             policies: Vec::new(),
             target: None,
@@ -149,6 +150,7 @@ pub struct CapabilityBuilder {
     approval_required: bool,
     approval_expires_in: Option<Duration>,
     timeout: Duration,
+    untrusted: bool,
     model_output: Option<ModelOutputFn>,
     policies: Vec<Arc<dyn Policy>>,
     target: Option<TargetReader>,
@@ -220,6 +222,13 @@ impl CapabilityBuilder {
     }
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d;
+        self
+    }
+    /// Marks the capability as returning untrusted content (U1): its results reach the
+    /// model fenced as data, and a change the model proposes after reading them needs an
+    /// approval (U2).
+    pub fn untrusted(mut self, untrusted: bool) -> Self {
+        self.untrusted = untrusted;
         self
     }
     pub fn model_output(mut self, f: impl Fn(Value) -> Value + Send + Sync + 'static) -> Self {
@@ -333,6 +342,7 @@ impl CapabilityBuilder {
                 approval_required: self.approval_required,
                 approval_expires_in: self.approval_expires_in,
                 timeout: self.timeout,
+                untrusted: self.untrusted,
                 input_schema,
                 output_schema,
             },

@@ -133,6 +133,14 @@ impl Actor {
     }
 }
 
+/// What the caller knows about the prompt that proposed a call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallContext {
+    /// The prompt that proposed the call holds a result of an untrusted capability (U2): a
+    /// call that is not read-only then needs an approval even where nothing else asks one.
+    pub untrusted_content: bool,
+}
+
 /// Ids that tie a call to the conversation, turn, step and tool call that caused it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -162,6 +170,10 @@ pub struct CapabilityMeta {
     pub approval_required: bool,
     pub approval_expires_in: Option<Duration>,
     pub timeout: Duration,
+    /// Returns untrusted content (U1): the app's own data typed by its users, pages from
+    /// elsewhere. Its results reach the model fenced, and a change proposed beside them needs
+    /// an approval (U2).
+    pub untrusted: bool,
     pub input_schema: Value,
     pub output_schema: Value,
 }

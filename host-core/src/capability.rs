@@ -221,6 +221,9 @@ pub struct ObservationDef {
     pub output_schema: Value,
     pub read: Handler,
     pub availability: Availability,
+    /// Reads untrusted content (U1): fenced for the model, and an action proposed after it
+    /// in the turn waits for the user (U3).
+    pub untrusted: bool,
 }
 
 /// A view action: changes view state (`local-state` or `navigation`).
@@ -235,6 +238,8 @@ pub struct ActionDef {
     pub idempotent: bool,
     pub execute: Handler,
     pub availability: Availability,
+    /// Its result is untrusted content (U1).
+    pub untrusted: bool,
 }
 
 impl ActionDef {
@@ -256,6 +261,7 @@ impl ActionDef {
             idempotent: false,
             execute,
             availability: Availability::default(),
+            untrusted: false,
         }
     }
 }

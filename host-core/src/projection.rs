@@ -28,6 +28,8 @@ pub struct ToolBinding {
     pub effect: Effect,
     pub instance_id: String,
     pub registration_id: String,
+    /// Its results are untrusted content (U1).
+    pub untrusted: bool,
 }
 
 /// One step's catalog, built from one snapshot.
@@ -84,6 +86,7 @@ struct Entry {
     available: bool,
     unavailable_reason: Option<String>,
     note: Option<String>,
+    untrusted: bool,
 }
 
 fn is_tool_name(name: &str) -> bool {
@@ -129,6 +132,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
                 available: true,
                 unavailable_reason: None,
                 note: None,
+                untrusted: false,
             };
         for o in &component.observations {
             let mut entry = view(
@@ -138,8 +142,8 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
                 &o.description,
                 empty_object_schema(),
             );
-            (entry.available, entry.unavailable_reason) =
-                (o.available, o.unavailable_reason.clone());
+            (entry.available, entry.unavailable_reason, entry.untrusted) =
+                (o.available, o.unavailable_reason.clone(), o.untrusted);
             entries.push(entry);
         }
         for a in &mut component.actions {
@@ -150,8 +154,8 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
                 &a.description,
                 std::mem::take(&mut a.input_schema),
             );
-            (entry.available, entry.unavailable_reason) =
-                (a.available, a.unavailable_reason.clone());
+            (entry.available, entry.unavailable_reason, entry.untrusted) =
+                (a.available, a.unavailable_reason.clone(), a.untrusted);
             entries.push(entry);
         }
     }
@@ -188,6 +192,7 @@ fn collect_entries(surface: &Surface, scope: &[String]) -> (SurfaceVersion, Vec<
             available: p.available,
             unavailable_reason: p.unavailable_reason.clone(),
             note: p.contextual_note.clone(),
+            untrusted: false,
         });
     }
     (snapshot.surface_version, entries)
@@ -234,6 +239,7 @@ pub fn project(surface: &Surface, scope: &[String]) -> Projection {
             confirmation: entry.confirmation,
             available: None,
             unavailable_reason: None,
+            untrusted: entry.untrusted,
         });
         let clip = |text: Option<String>| {
             text.filter(|t| !t.is_empty()).map(|mut t| {
@@ -258,6 +264,7 @@ pub fn project(surface: &Surface, scope: &[String]) -> Projection {
             effect: entry.effect,
             instance_id: entry.binding_instance,
             registration_id: entry.registration_id,
+            untrusted: entry.untrusted,
         });
     }
     projection

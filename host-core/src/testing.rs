@@ -115,6 +115,7 @@ pub(crate) fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) 
                         output_schema: json!({ "type": "object" }),
                         read: record(screen, id),
                         availability: Availability::default(),
+                        untrusted: false,
                     });
                 } else {
                     component.actions.push(ActionDef {
@@ -127,6 +128,7 @@ pub(crate) fn register_demo_surface(surface: &Surface, screen: &Rc<DemoScreen>) 
                         idempotent: true,
                         execute: record(screen, id),
                         availability: Availability::default(),
+                        untrusted: false,
                     });
                 }
             }

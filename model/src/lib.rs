@@ -14,6 +14,7 @@
 pub mod provider;
 pub mod providers;
 pub mod scripted;
+pub mod untrusted;
 
 pub use provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,

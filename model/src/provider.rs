@@ -23,6 +23,9 @@ pub struct ToolSpec {
     /// `domain:list-todos`, `meta:surface_act`), when it knows one. Never sent to a vendor;
     /// the scripted model reads it to resolve a script's canonical ids.
     pub canonical_id: Option<String>,
+    /// The tool returns untrusted content (U1): the adapters fence its results as data
+    /// ([`crate::untrusted`]). Never sent to a vendor as a field.
+    pub untrusted: bool,
 }
 
 impl ToolSpec {
@@ -34,6 +37,7 @@ impl ToolSpec {
             // A `Value` always serialises.
             input_schema: Arc::from(serde_json::value::to_raw_value(schema).unwrap_or_default()),
             canonical_id: None,
+            untrusted: false,
         }
     }
 
@@ -42,15 +46,23 @@ impl ToolSpec {
         self.canonical_id = Some(canonical_id.into());
         self
     }
+
+    /// The same tool, marked as returning untrusted content.
+    pub fn untrusted(mut self) -> Self {
+        self.untrusted = true;
+        self
+    }
 }
 
-/// The same name, description and schema text: what a vendor is sent (the canonical id is
-/// not).
+/// The same name, description, schema text and mark: what shapes a vendor's request (the
+/// canonical id only as an untrusted tool's fence source).
 impl PartialEq for ToolSpec {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.description == other.description
             && self.input_schema.get() == other.input_schema.get()
+            && self.untrusted == other.untrusted
+            && (!self.untrusted || self.canonical_id == other.canonical_id)
     }
 }
 

@@ -139,6 +139,7 @@ pub fn meta_descriptors() -> Vec<WireToolDescriptor> {
             confirmation: Confirmation::Never,
             available: None,
             unavailable_reason: None,
+            untrusted: false,
         };
     vec![
         tool(
@@ -185,6 +186,7 @@ mod tests {
             confirmation: Confirmation::Never,
             available: None,
             unavailable_reason: None,
+            untrusted: false,
         }
     }
 

@@ -129,23 +129,25 @@ mod tests {
             Role::Assistant,
             MessageContent::Parts(vec![ContentPart::tool_call("c2", "view_b", json!(0.1))]),
         ));
-        let descriptor = |available: Option<bool>, reason: Option<&str>| WireToolDescriptor {
-            wire_name: "view_a".into(),
-            canonical_id: "view:a".into(),
-            plane: Plane::View,
-            description: "[view · read] A \\ B".into(),
-            input_schema: json!({"type": "object", "properties": {"q": {"type": "string"}}})
-                .as_object()
-                .unwrap()
-                .clone(),
-            effect: "read".into(),
-            confirmation: Confirmation::Required,
-            available,
-            unavailable_reason: reason.map(Into::into),
-        };
+        let descriptor =
+            |available: Option<bool>, reason: Option<&str>, untrusted: bool| WireToolDescriptor {
+                wire_name: "view_a".into(),
+                canonical_id: "view:a".into(),
+                plane: Plane::View,
+                description: "[view · read] A \\ B".into(),
+                input_schema: json!({"type": "object", "properties": {"q": {"type": "string"}}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                effect: "read".into(),
+                confirmation: Confirmation::Required,
+                available,
+                unavailable_reason: reason.map(Into::into),
+                untrusted,
+            };
         let tools = [
-            descriptor(None, None),
-            descriptor(Some(false), Some("closed")),
+            descriptor(None, None, false),
+            descriptor(Some(false), Some("closed"), true),
         ];
         let states = [
             WireToolState {

@@ -59,6 +59,11 @@ pub struct WireToolDescriptor<S = Map<String, Value>> {
     /// v1 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// The capability returns untrusted content (U1): its results reach the model fenced as
+    /// data, and a call proposed beside them needs a person (U2). Written only when true, so
+    /// a descriptor without the mark is the reference's bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
 }
 
 /// A JSON Schema object as a step request carried it: its text, checked to be a JSON
@@ -160,6 +165,7 @@ impl WriteJson for WireToolDescriptor {
                 "unavailableReason",
                 self.unavailable_reason.as_ref().map(|v| v as _),
             )
+            .opt_field("untrusted", self.untrusted.then_some(&self.untrusted as _))
             .end();
     }
 }

@@ -174,7 +174,11 @@ fn an_invalid_file_fails_the_schema_where_the_loader_fails_it() {
     };
     let valid = file_with(|_| {});
     assert_eq!(schema_refuses(&schema, &valid), Vec::<String>::new());
-    load(&valid).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!load(&valid).unwrap_or_else(|e| panic!("{e}")).capabilities[0].untrusted);
+    // U1: an operation that returns untrusted content says so.
+    let marked = file_with(|f| f["capabilities"][0]["untrusted"] = json!(true));
+    assert_eq!(schema_refuses(&schema, &marked), Vec::<String>::new());
+    assert!(load(&marked).unwrap_or_else(|e| panic!("{e}")).capabilities[0].untrusted);
 
     // (what is wrong, the edit that makes it, where the schema says it is, what the loader says)
     type Edit = Box<dyn Fn(&mut Value)>;
@@ -198,6 +202,12 @@ fn an_invalid_file_fails_the_schema_where_the_loader_fails_it() {
             }),
             "/capabilities/0",
             "missing field `http`",
+        ),
+        (
+            "an untrusted mark that is not a boolean",
+            Box::new(|f| f["capabilities"][0]["untrusted"] = json!("yes")),
+            "/capabilities/0/untrusted",
+            "invalid type: string \"yes\", expected a boolean",
         ),
         (
             "an unknown side effect",

@@ -24,3 +24,4 @@ mod sessions;
 mod stores;
 mod threads;
 mod traces;
+mod untrusted;

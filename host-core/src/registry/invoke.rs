@@ -269,7 +269,10 @@ impl Surface {
                 (input, procedure.effective_confirmation(), procedure.effect)
             }
         };
-        if confirmation == Confirmation::Required && !request.confirmed {
+        // U3: proposed after untrusted content, anything but a read waits for the user.
+        let escalated =
+            request.untrusted_content && !matches!(effect, Effect::Read | Effect::ServerQuery);
+        if (escalated || confirmation == Confirmation::Required) && !request.confirmed {
             let input = json_text(&input);
             let summary = capped([description, " — input: ", &input].concat());
             return Err(SurfaceError::new(

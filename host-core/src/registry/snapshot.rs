@@ -37,6 +37,9 @@ pub struct ObservationSnapshot {
     pub available: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// Read by the projection only; not part of the snapshot as written.
+    #[serde(skip)]
+    pub untrusted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,6 +57,9 @@ pub struct ActionSnapshot {
     pub available: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// Read by the projection only; not part of the snapshot as written.
+    #[serde(skip)]
+    pub untrusted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -317,6 +323,7 @@ impl Surface {
                         output_schema: o.output_schema.clone(),
                         available,
                         unavailable_reason,
+                        untrusted: o.untrusted,
                     });
                 }
             }
@@ -337,6 +344,7 @@ impl Surface {
                         confirmation: a.confirmation,
                         available,
                         unavailable_reason,
+                        untrusted: a.untrusted,
                     });
                 }
             }

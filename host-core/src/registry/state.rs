@@ -215,6 +215,9 @@ pub struct InvokeRequest {
     pub input: Option<Value>,
     /// The user approved this call through the host's confirm callback.
     pub confirmed: bool,
+    /// The request that proposed this call carried untrusted content (U3): a call that
+    /// changes something needs the user's confirmation whatever its level.
+    pub untrusted_content: bool,
     /// The caller's cancellation, handed to the handler (not part of the dedupe fingerprint).
     pub cancel: Option<CancelToken>,
 }

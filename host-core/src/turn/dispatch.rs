@@ -46,6 +46,7 @@ pub(crate) fn prepare(
         surface_version: Some(live.surface_version),
         input: Some(input),
         confirmed: false,
+        untrusted_content: false,
         cancel: ui.cancel_token(),
     })
 }

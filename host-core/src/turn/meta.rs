@@ -420,6 +420,7 @@ fn target(
         ),
         input: Some(input),
         confirmed: false,
+        untrusted_content: false,
         cancel: ui.cancel_token(),
     };
     let acted = target.filter(|_| !reading).map(|(effect, _)| effect);
@@ -758,6 +759,7 @@ mod tests {
                 output_schema: json!({ "type": "object" }),
                 read: crate::capability::Handler::sync(|_, _| Ok(Some(json!({})))),
                 availability: Default::default(),
+                untrusted: false,
             });
             surface.register(def).unwrap();
         }

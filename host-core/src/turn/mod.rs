@@ -421,6 +421,8 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
     // A resumed turn's first round answers its calls without posting.
     let rounds = MAX_STEPS_PER_TURN + usize::from(!resume.is_empty());
     let mut step_index = 0;
+    // U3: a result of an untrusted tool was posted in this turn.
+    let mut read_untrusted = false;
     let (status, error) = 'turn: {
         for _ in 0..rounds {
             if env.signal.aborted() {
@@ -516,7 +518,9 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
             if pending.is_empty() {
                 break 'turn (TurnStatus::Completed, None);
             }
-            // J2.11–12: the pending calls in order.
+            // J2.11–12: the pending calls in order. The request they answer carried every
+            // result of the turn's earlier steps.
+            let escalate = read_untrusted;
             let mut stop = None;
             let mut reached = 0;
             for call in &pending {
@@ -543,9 +547,18 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     env.ui,
                 );
                 let Dispatched { ok, value } = match invoke {
-                    Ok(request) => invoke_confirmed!(env.surface, request, call, env.ui),
+                    Ok(mut request) => {
+                        request.untrusted_content = escalate;
+                        invoke_confirmed!(env.surface, request, call, env.ui)
+                    }
                     Err(answered) => answered,
                 };
+                if projection
+                    .binding(&call.wire_name)
+                    .is_some_and(|b| b.untrusted)
+                {
+                    read_untrusted = true;
+                }
                 // Cancelled while the user was being asked: the call never ran and the user
                 // never declined it, so it is answered as unexecuted (J7), not as a denial.
                 if env.signal.aborted() && !ok && SurfaceError::is_confirmation_denial(&value) {

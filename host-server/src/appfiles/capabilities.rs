@@ -166,6 +166,7 @@ fn capability(
         .risk(spec.risk)
         .tags(spec.tags.iter().cloned())
         .expose(&surfaces)
+        .untrusted(spec.untrusted)
         .timeout(timeout + RUNTIME_GRACE);
     for rule in rules {
         builder = builder.policy(Arc::clone(rule));

@@ -82,6 +82,10 @@ pub struct CapabilitySpec {
     pub output_schema: Option<Value>,
     #[serde(default)]
     pub idempotent: bool,
+    /// Returns untrusted content (U1): fenced for the model, and a change proposed beside
+    /// it needs an approval (U2).
+    #[serde(default)]
+    pub untrusted: bool,
     pub http: HttpSpec,
 }
 

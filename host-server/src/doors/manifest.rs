@@ -103,6 +103,25 @@ fn steps(state: &AppState) -> Value {
     })
 }
 
+/// Untrusted content (U1, U2): how its results are fenced, what a change proposed beside
+/// them needs, and which of the caller's model-surface operations are marked.
+fn untrusted_content(state: &AppState, actor: &dpas_governance::Actor) -> Value {
+    let registry = state.runtime.registry();
+    let ids: Vec<String> = state
+        .runtime
+        .discover(actor, CallSurface::Model, None)
+        .into_iter()
+        .filter(|info| registry.get(&info.id).is_some_and(|c| c.meta.untrusted))
+        .map(|info| format!("domain:{}", info.id))
+        .collect();
+    json!({
+        "fence": dpas_model::untrusted::TAG,
+        "descriptorField": "untrusted",
+        "writes": "approval",
+        "capabilities": ids,
+    })
+}
+
 pub async fn agent_manifest(
     state: web::Data<AppState>,
     chat: web::Data<ChatConfig>,
@@ -121,6 +140,7 @@ pub async fn agent_manifest(
             "limits": limits(&chat, state.config.body_limit),
             "models": {"ids": chat.models.ids(), "default": chat.models.default_id()},
             "steps": steps(&state),
+            "untrustedContent": untrusted_content(&state, &actor),
             "actor": {
                 "id": actor.id,
                 "role": actor.role,

@@ -225,6 +225,7 @@ fn observation(def: &JsValue) -> Result<ObservationDef, JsValue> {
             timeout(&mut f).unwrap_or(OBSERVATION_TIMEOUT_MS),
         ),
         availability: availability(&mut f),
+        untrusted: f.opt_bool("untrusted").unwrap_or(false),
     };
     f.done(out)
 }
@@ -253,6 +254,7 @@ fn action(def: &JsValue) -> Result<ActionDef, JsValue> {
             timeout(&mut f).unwrap_or(ACTION_TIMEOUT_MS),
         ),
         availability: availability(&mut f),
+        untrusted: f.opt_bool("untrusted").unwrap_or(false),
     };
     f.done(out)
 }

@@ -70,6 +70,9 @@ export interface ObservationDef {
   /** Deadline of one read (default 5000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
+  /** The read returns untrusted content (text users typed, pages from elsewhere): the model
+   *  gets it fenced as data, and an action it proposes after reading it waits for `confirm`. */
+  untrusted?: boolean;
 }
 
 /** `S` is the type of `inputSchema`, inferred where the definition is written inline in
@@ -91,6 +94,8 @@ export interface ActionDef<S extends CapabilitySchema = CapabilitySchema> {
   /** Deadline of one call (default 10000); past it the call is TIMEOUT and `signal` aborts. */
   timeoutMs?: number;
   availability?: Availability;
+  /** Its result is untrusted content, as `ObservationDef.untrusted`. */
+  untrusted?: boolean;
 }
 
 /** A contextual reference to a governed server procedure (`domain:<path>`). */
@@ -231,8 +236,8 @@ export interface PageTool {
   /** An observation or a domain read: calling it changes nothing. */
   readOnly: boolean;
   confirmation: Confirmation;
-  /** The capability says its results are content the app does not vouch for. */
-  untrusted?: boolean;
+  /** Marked `untrusted`: its results are content the app does not vouch for. */
+  untrusted: boolean;
 }
 
 export interface PageToolsOptions {

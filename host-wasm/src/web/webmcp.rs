@@ -50,10 +50,8 @@ pub fn page_tools(
         if !projection.state[i].available {
             continue;
         }
-        let read_only = matches!(
-            projection.bindings[i].effect,
-            Effect::Read | Effect::ServerQuery
-        );
+        let binding = &projection.bindings[i];
+        let read_only = matches!(binding.effect, Effect::Read | Effect::ServerQuery);
         tools.push(&object(&[
             ("name", descriptor.wire_name.into()),
             ("canonicalId", descriptor.canonical_id.into()),
@@ -64,6 +62,7 @@ pub fn page_tools(
             ),
             ("readOnly", read_only.into()),
             ("confirmation", descriptor.confirmation.as_str().into()),
+            ("untrusted", binding.untrusted.into()),
         ]));
     }
     Ok(tools)

@@ -21,6 +21,7 @@ use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall,
 };
+use crate::untrusted::{self, Fences};
 
 /// The vendor's public API, used when `ANTHROPIC_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -176,6 +177,11 @@ pub fn request_body(model: &str, request: &ModelRequest, options: RequestOptions
             "cache_control": {"type": "ephemeral"},
         }));
     }
+    // After the cached prefix: the note comes with the first untrusted result.
+    let fences = Fences::of(request);
+    if fences.any_in(&history) {
+        system.push(json!({"type": "text", "text": untrusted::NOTE}));
+    }
     // History system messages (the capability state) follow the cached prompt, so a
     // change in them never invalidates the cached prefix.
     for message in history.iter().filter(|m| m.role == Role::System) {
@@ -199,7 +205,7 @@ pub fn request_body(model: &str, request: &ModelRequest, options: RequestOptions
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
     }
-    body.insert("messages".into(), Value::Array(turns(&history)));
+    body.insert("messages".into(), Value::Array(turns(&history, &fences)));
     if !request.tools.is_empty() {
         let last = request.tools.len() - 1;
         let tools = request
@@ -227,14 +233,14 @@ pub fn request_body(model: &str, request: &ModelRequest, options: RequestOptions
 
 /// User and assistant turns: tool results become `tool_result` blocks in a user turn,
 /// consecutive turns of one role are merged, and empty turns are dropped.
-fn turns(history: &[WireModelMessage]) -> Vec<Value> {
+fn turns(history: &[WireModelMessage], fences: &Fences<'_>) -> Vec<Value> {
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in history {
         let (role, blocks) = match message.role {
             Role::System => continue,
             Role::User => ("user", user_blocks(message)),
             Role::Assistant => ("assistant", assistant_blocks(message)),
-            Role::Tool => ("user", tool_result_blocks(message)),
+            Role::Tool => ("user", tool_result_blocks(message, fences)),
         };
         if blocks.is_empty() {
             continue;
@@ -304,13 +310,14 @@ fn thinking_block(text: &str, extra: &Map<String, Value>) -> Option<Value> {
     Some(json!({"type": "redacted_thinking", "data": data}))
 }
 
-fn tool_result_blocks(message: &WireModelMessage) -> Vec<Value> {
+fn tool_result_blocks(message: &WireModelMessage, fences: &Fences<'_>) -> Vec<Value> {
     message
         .parts()
         .iter()
         .filter_map(|p| match p {
             ContentPart::ToolResult {
                 tool_call_id,
+                tool_name,
                 output,
                 ..
             } => {
@@ -318,7 +325,7 @@ fn tool_result_blocks(message: &WireModelMessage) -> Vec<Value> {
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": tool_call_id,
-                    "content": text,
+                    "content": fences.apply(tool_name, text),
                 });
                 if is_error {
                     block["is_error"] = Value::Bool(true);

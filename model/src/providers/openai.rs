@@ -20,6 +20,7 @@ use crate::provider::{
     EventStream, FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelRequest,
     ToolCall, ToolSpec,
 };
+use crate::untrusted::{self, Fences};
 
 /// The vendor's public API, used when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -157,11 +158,16 @@ fn tool(spec: &ToolSpec) -> Value {
 }
 
 fn messages(request: &ModelRequest) -> Vec<Value> {
-    let mut out = Vec::with_capacity(request.messages.len() + 1);
+    let mut out = Vec::with_capacity(request.messages.len() + 2);
     if !request.system.is_empty() {
         out.push(json!({"role": "system", "content": request.system}));
     }
-    for message in repaired_history(&request.messages) {
+    let history = repaired_history(&request.messages);
+    let fences = Fences::of(request);
+    if fences.any_in(&history) {
+        out.push(json!({"role": "system", "content": untrusted::NOTE}));
+    }
+    for message in history {
         match message.role {
             Role::System => {
                 let text = message_text(&message, "\n\n");
@@ -185,7 +191,12 @@ fn messages(request: &ModelRequest) -> Vec<Value> {
                     out.push(m);
                 }
             }
-            Role::Tool => out.extend(message.parts().iter().filter_map(tool_message)),
+            Role::Tool => out.extend(
+                message
+                    .parts()
+                    .iter()
+                    .filter_map(|part| tool_message(part, &fences)),
+            ),
         }
     }
     out
@@ -233,16 +244,17 @@ fn assistant(message: &WireModelMessage) -> Option<Value> {
     Some(Value::Object(m))
 }
 
-fn tool_message(part: &ContentPart) -> Option<Value> {
+fn tool_message(part: &ContentPart, fences: &Fences<'_>) -> Option<Value> {
     match part {
         ContentPart::ToolResult {
             tool_call_id,
+            tool_name,
             output,
             ..
         } => Some(json!({
             "role": "tool",
             "tool_call_id": tool_call_id,
-            "content": tool_output_text(output).0,
+            "content": fences.apply(tool_name, tool_output_text(output).0),
         })),
         _ => None,
     }

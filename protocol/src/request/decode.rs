@@ -201,6 +201,12 @@ fn descriptor(
             (available, opt_string(d.unavailable_reason, MAX_REASON_LEN)?)
         }
     };
+    // Optional in both versions; absent is false, anything but a boolean is malformed (U1).
+    let untrusted = match d.untrusted {
+        None => false,
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err(Malformed),
+    };
     Ok(WireToolDescriptor {
         wire_name,
         canonical_id,
@@ -211,6 +217,7 @@ fn descriptor(
         confirmation,
         available,
         unavailable_reason,
+        untrusted,
     })
 }
 
@@ -875,5 +882,42 @@ mod tests {
             Some(&["invoices".to_owned()][..])
         );
         assert_eq!(r.truncated.unwrap().dropped, 2);
+    }
+
+    /// U1: `untrusted` is optional in both versions (absent is false, so the reference's
+    /// descriptors decode as before), and anything but a boolean is a decode error.
+    #[test]
+    fn u1_untrusted_is_an_optional_boolean() {
+        let decode = |version: u8, untrusted: Option<Value>| {
+            let mut d = descriptor_json(1);
+            if let Some(u) = untrusted {
+                d["untrusted"] = u;
+            }
+            let mut body = v2();
+            if version == 1 {
+                body["protocolVersion"] = json!(1);
+                body.as_object_mut().unwrap().remove("catalog");
+                body["frontendTools"] = json!([d]);
+            } else {
+                body["catalog"]["frontendTools"] = json!([d]);
+            }
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let from_bytes = decode_request(&bytes);
+            let from_value = decode_request_value(body);
+            assert_eq!(
+                from_bytes.as_ref().map(|r| r.frontend_tools[0].untrusted),
+                from_value.as_ref().map(|r| r.frontend_tools[0].untrusted),
+            );
+            from_bytes.map(|r| r.frontend_tools[0].untrusted)
+        };
+        for version in [1, 2] {
+            assert_eq!(decode(version, None), Ok(false));
+            assert_eq!(decode(version, Some(json!(false))), Ok(false));
+            assert_eq!(decode(version, Some(json!(true))), Ok(true));
+            for bad in [json!(null), json!("true"), json!(1), json!({})] {
+                let err = decode(version, Some(bad.clone())).unwrap_err();
+                assert_eq!(err.code, HostErrorCode::ProtocolDecodeError, "{bad}");
+            }
+        }
     }
 }

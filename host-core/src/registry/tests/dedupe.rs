@@ -31,6 +31,7 @@ pub(super) fn gated_action(
             }
         }),
         availability: Availability::default(),
+        untrusted: false,
     });
     def
 }

@@ -102,6 +102,7 @@ fn outputs_are_checked_for_size_and_schema() {
         output_schema: json!({ "type": "string" }),
         read: Handler::sync(|_, _| Ok(Some(json!("x".repeat(33 * 1024))))),
         availability: Availability::default(),
+        untrusted: false,
     });
     def.observations.push(ObservationDef {
         name: "readWrong".into(),
@@ -109,6 +110,7 @@ fn outputs_are_checked_for_size_and_schema() {
         output_schema: json!({ "type": "string" }),
         read: Handler::sync(|_, _| Ok(Some(json!(5)))),
         availability: Availability::default(),
+        untrusted: false,
     });
     f.register(def);
     let result = f.call("t1", "view:big.table.readAll", json!({}));

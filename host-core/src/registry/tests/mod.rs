@@ -135,6 +135,7 @@ fn pending_table(screen: &Rc<RefCell<Screen>>) -> ComponentDef {
             Ok(Some(json!({ "rowCount": rows, "filters": screen.filters })))
         }),
         availability: Availability::default(),
+        untrusted: false,
     });
     let state = screen.clone();
     def.observations.push(ObservationDef {
@@ -143,6 +144,7 @@ fn pending_table(screen: &Rc<RefCell<Screen>>) -> ComponentDef {
         output_schema: json!({ "type": "object" }),
         read: Handler::sync(move |_, _| Ok(Some(Value::Object(state.borrow().filters.clone())))),
         availability: Availability::default(),
+        untrusted: false,
     });
     let state = screen.clone();
     def.actions.push(ActionDef {
@@ -165,6 +167,7 @@ fn pending_table(screen: &Rc<RefCell<Screen>>) -> ComponentDef {
             Ok(None)
         }),
         availability: Availability::default(),
+        untrusted: false,
     });
     def.actions.push(ActionDef {
         name: "sort".into(),
@@ -187,6 +190,7 @@ fn pending_table(screen: &Rc<RefCell<Screen>>) -> ComponentDef {
             ))),
         }),
         availability: Availability::default(),
+        untrusted: false,
     });
     def
 }
@@ -238,6 +242,7 @@ fn navigation() -> ComponentDef {
         idempotent: true,
         execute: Handler::sync(|_, _| Ok(None)),
         availability: Availability::default(),
+        untrusted: false,
     });
     def
 }

@@ -60,6 +60,7 @@ pub(super) struct DescriptorFields {
     pub(super) confirmation: Option<Value>,
     pub(super) available: Option<Value>,
     pub(super) unavailable_reason: Option<Value>,
+    pub(super) untrusted: Option<Value>,
 }
 
 impl Fields {
@@ -112,6 +113,7 @@ impl DescriptorFields {
             "confirmation" => &mut self.confirmation,
             "available" => &mut self.available,
             "unavailableReason" => &mut self.unavailable_reason,
+            "untrusted" => &mut self.untrusted,
             _ => return None,
         })
     }
