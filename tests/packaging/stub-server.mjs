@@ -1,7 +1,8 @@
 // A step endpoint for the packaging fixtures: plays one todo turn as a model would, over the
 // protocol's NDJSON frames, and serves a built app's files. Nothing here is @dpas/host's code.
-//   POST /agent/chat   step 0: the model calls view:todo.list.add {text:"milk"};
-//                      step 1: it answers with the browser's result in its text
+//   POST /agent/chat   step 0: the model says `preamble` (when given) and calls
+//                      view:todo.list.add {text:"milk"}; step 1: it answers with the
+//                      browser's result in its text
 //   GET  /*            files of `staticDir` (index.html for unknown paths)
 // startStub() listens on 127.0.0.1 on a port the OS picks and resolves with its URL.
 import http from "node:http";
@@ -12,16 +13,18 @@ const line = (frame) => JSON.stringify(frame) + "\n";
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
 const ADD = { toolCallId: "call_add", wireName: "view_todo__list__add", canonicalId: "view:todo.list.add", input: { text: "milk" } };
 
-function step(body) {
+function step(body, preamble) {
   const id = `stp_${body.stepIndex}`;
   const start = { type: "step-start", stepId: id, turnId: body.turnId, conversationId: body.conversationId, domainTools: [], scope: [] };
   const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15, reportedSteps: 1 };
   if (body.stepIndex === 0) {
     const call = { type: "tool-call", toolCallId: ADD.toolCallId, toolName: ADD.wireName, input: ADD.input };
+    const said = preamble ? [{ type: "text", text: preamble }] : [];
     return [
       start,
+      ...(preamble ? [{ type: "text-delta", text: preamble }] : []),
       { type: "tool-call", ...ADD, executor: "browser" },
-      { type: "step-finish", stepId: id, finishReason: "tool-calls", responseMessages: [{ role: "assistant", content: [call] }], pendingToolCalls: [ADD], usage },
+      { type: "step-finish", stepId: id, finishReason: "tool-calls", responseMessages: [{ role: "assistant", content: [...said, call] }], pendingToolCalls: [ADD], usage },
     ];
   }
   const result = body.messages.filter((m) => m.role === "tool").flatMap((m) => m.content)[0];
@@ -33,7 +36,7 @@ function step(body) {
   ];
 }
 
-export function startStub({ staticDir } = {}) {
+export function startStub({ staticDir, preamble } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://127.0.0.1");
@@ -43,7 +46,7 @@ export function startStub({ staticDir } = {}) {
       const body = JSON.parse(raw);
       requests.push(body);
       res.writeHead(200, { "content-type": "application/x-ndjson" });
-      for (const frame of step(body)) res.write(line(frame));
+      for (const frame of step(body, preamble)) res.write(line(frame));
       res.end();
       return;
     }

@@ -1,22 +1,15 @@
-// The assistant dock: assistant-ui's external-store runtime over @dpas/host's Conversation.
+// The assistant dock: @dpas/host/assistant-ui's runtime over the conversation, with the demo's
+// own thread layout, markdown and cards.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import {
-  AssistantRuntimeProvider,
-  ComposerPrimitive,
-  MessagePrimitive,
-  ThreadPrimitive,
-  useExternalStoreRuntime,
-  type AppendMessage,
-} from "@assistant-ui/react";
+import { AssistantRuntimeProvider, ComposerPrimitive, MessagePrimitive, ThreadPrimitive } from "@assistant-ui/react";
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import type { ChatMessageView } from "@dpas/host";
 import { useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { useDpasRuntime } from "@dpas/host/assistant-ui";
 import { listThreads, type Session } from "../api";
 import { ROUTE_SCOPES } from "../routes";
 import { committedLocation } from "../shellState";
-import { toThreadMessage } from "./messages";
 import { Inspector } from "./Inspector";
 import { TokenMeter } from "./TokenMeter";
 import { DockContext, ToolCard } from "./ToolCard";
@@ -34,7 +27,7 @@ export function Dock({ session, onClose }: DockProps) {
   const [mode, setMode] = useState<"direct" | "meta">("direct");
   const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
   // The conversation store lives while the dock is mounted; confirmations go to <ConfirmDialog>.
-  const { conversation, state } = useConversation({
+  const chat = useConversation({
     endpoint: "/agent/chat",
     threadsEndpoint: "/api/threads",
     getPathname: () => window.location.pathname,
@@ -46,6 +39,7 @@ export function Dock({ session, onClose }: DockProps) {
       if (event.type === "reconcile") void queryClient.invalidateQueries();
     },
   });
+  const { conversation, state } = chat;
 
   // Keep the open thread across reloads.
   useEffect(() => {
@@ -84,20 +78,7 @@ export function Dock({ session, onClose }: DockProps) {
     if (!state.isRunning) void queryClient.invalidateQueries({ queryKey: ["threads"] });
   }, [state.isRunning, queryClient]);
 
-  const messages = state.messages;
-  const runtime = useExternalStoreRuntime<ChatMessageView>({
-    messages,
-    isRunning: state.isRunning,
-    convertMessage: (m, i) => toThreadMessage(m, i, i === messages.length - 1, state.isRunning),
-    onNew: async (message: AppendMessage) => {
-      const text = message.content
-        .map((p) => (p.type === "text" ? p.text : ""))
-        .join("")
-        .trim();
-      if (text) await conversation.send(text);
-    },
-    onCancel: async () => conversation.cancel(),
-  });
+  const runtime = useDpasRuntime(chat);
 
   // After an approval decision the server appended a receipt to the thread: reload the
   // thread so the history the next turn sends includes it.

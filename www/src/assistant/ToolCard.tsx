@@ -2,7 +2,7 @@ import { createContext, useContext, useState } from "react";
 import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { decideApproval, type ApprovalDecision, type ApprovalTarget } from "../api";
-import type { ToolArtifact } from "./messages";
+import type { DpasToolArtifact } from "@dpas/host/assistant-ui";
 import { formatEur } from "../format";
 
 /** What tool cards need from the dock. */
@@ -26,7 +26,7 @@ function approvalOf(result: unknown): ApprovalRequired | null {
 }
 
 export function ToolCard(props: ToolCallMessagePartProps) {
-  const artifact = props.artifact as ToolArtifact | undefined;
+  const artifact = props.artifact as DpasToolArtifact | undefined;
   const canonicalId = artifact?.canonicalId ?? props.toolName;
   const plane = canonicalId.startsWith("view:") ? "view" : canonicalId.startsWith("domain:") ? "domain" : "host";
   const state = artifact?.state ?? (props.result === undefined ? "running" : props.isError ? "error" : "done");

@@ -1,0 +1,305 @@
+// @dpas/host/assistant-ui: assistant-ui's external-store runtime over the package's
+// Conversation, a tool card, an approval card and a ready thread. Plain JS (no build step); the
+// types are in assistant-ui.d.ts. @assistant-ui/react and react are the app's (optional peers).
+import { createElement as h, Fragment, useEffect, useMemo, useRef, useState } from "react";
+import {
+  AuiIf,
+  ComposerPrimitive,
+  MessagePrimitive,
+  ThreadPrimitive,
+  useAuiState,
+  useExternalStoreRuntime,
+} from "@assistant-ui/react";
+
+// The runtime's extras: what the cards need from the conversation, under a key of our own.
+const KEY = Symbol.for("@dpas/host/assistant-ui");
+const NO_DPAS = { conversation: null, approvalsEndpoint: "/api/approvals", onApprovalDecided: () => {}, error: undefined };
+
+function useDpas() {
+  const extras = useAuiState((s) => s.thread.extras);
+  return (extras && typeof extras === "object" && extras[KEY]) || NO_DPAS;
+}
+
+function asArgs(input) {
+  return input && typeof input === "object" && !Array.isArray(input) ? input : {};
+}
+
+function toolCallPart(call) {
+  const part = {
+    type: "tool-call",
+    toolCallId: call.toolCallId,
+    toolName: call.canonicalId,
+    args: asArgs(call.input),
+    argsText: JSON.stringify(call.input ?? {}),
+    artifact: { canonicalId: call.canonicalId, wireName: call.wireName, executor: call.executor, state: call.state },
+  };
+  if (call.state !== "running") {
+    part.result = call.result ?? null;
+    part.isError = call.state === "error";
+  }
+  return part;
+}
+
+/** A ChatMessageView as assistant-ui's ThreadMessageLike: the parts in the order the model
+ *  produced them (a text said after a tool call shows below its card). */
+export function toThreadMessage(message, index, running) {
+  const id = message.id || `m${index}`;
+  if (message.role === "user") return { id, role: "user", content: message.text };
+  const content = [];
+  for (const part of message.parts) {
+    if (part.type === "tool-call") content.push(toolCallPart(part));
+    else if (part.text.trim()) content.push({ type: part.type, text: part.text });
+  }
+  return {
+    id,
+    role: "assistant",
+    content,
+    status: running ? { type: "running" } : { type: "complete", reason: "stop" },
+  };
+}
+
+function textOf(message) {
+  let text = "";
+  for (const part of message.content) if (part.type === "text") text += part.text;
+  return text.trim();
+}
+
+/** assistant-ui's runtime for the conversation of `useConversation()` (`{ state, conversation }`):
+ *  messages converted in model order, `onNew` sends the text, `onCancel` cancels the turn. */
+export function useDpasRuntime({ state, conversation }, options = {}) {
+  const latest = useRef(options);
+  useEffect(() => {
+    latest.current = options;
+  });
+  const approvalsEndpoint = options.approvalsEndpoint ?? "/api/approvals";
+  const error = state.error;
+  const extras = useMemo(
+    () => ({
+      [KEY]: {
+        conversation,
+        approvalsEndpoint,
+        onApprovalDecided: (decision) => latest.current.onApprovalDecided?.(decision),
+        error,
+      },
+    }),
+    [conversation, approvalsEndpoint, error],
+  );
+  const messages = state.messages;
+  const running = state.isRunning;
+  return useExternalStoreRuntime({
+    messages,
+    isRunning: running,
+    convertMessage: (message, index) => toThreadMessage(message, index, running && index === messages.length - 1),
+    onNew: async (message) => {
+      const text = textOf(message);
+      if (text) await conversation.send(text);
+    },
+    onCancel: async () => conversation.cancel(),
+    extras,
+  });
+}
+
+function approvalOf(result) {
+  if (result && typeof result === "object" && result.status === "approval-required" && typeof result.approvalId === "string") {
+    return result;
+  }
+  return null;
+}
+
+function json(value) {
+  return h("pre", { className: "dpas-json" }, JSON.stringify(value ?? null, null, 2));
+}
+
+const STATE_TEXT = { running: "running…", done: "done", error: "failed" };
+
+/** A tool call: its capability id, where it runs, its state, and its input and result behind
+ *  "Details"; a result that asks for an approval shows the approval card. */
+export function DpasToolCard(props) {
+  const artifact = props.artifact ?? {};
+  const canonicalId = artifact.canonicalId ?? props.toolName;
+  const state = artifact.state ?? (props.result === undefined ? "running" : props.isError ? "error" : "done");
+  const approval = approvalOf(props.result);
+  return h(
+    "div",
+    {
+      className: `dpas-tool-card dpas-state-${state}`,
+      "data-tool-card": canonicalId,
+      "data-state": approval ? "approval-required" : state,
+    },
+    h(
+      "div",
+      { className: "dpas-tool-head" },
+      h("code", null, canonicalId),
+      " ",
+      h("span", { className: "dpas-tool-state" }, approval ? "awaiting approval" : STATE_TEXT[state] ?? state),
+    ),
+    h(
+      "details",
+      { className: "dpas-tool-details" },
+      h("summary", null, "Details"),
+      h("div", null, artifact.executor === "browser" ? "Ran in this browser. Input:" : "Ran on the server. Input:"),
+      json(props.args),
+      props.result !== undefined && h(Fragment, null, h("div", null, "Result:"), json(props.result)),
+    ),
+    approval &&
+      h(DpasApprovalCard, {
+        approvalId: approval.approvalId,
+        message: approval.message,
+        canonicalId,
+        input: props.args,
+      }),
+  );
+}
+
+async function readBody(response) {
+  try {
+    return await response.json();
+  } catch {
+    return null;
+  }
+}
+
+/** A server approval (`approval-required`): its record's status, and Deny / Approve, which
+ *  decide it through `POST {approvalsEndpoint}/:id` and then reload the thread so the receipt
+ *  the server appended is in the history the next turn sends. */
+export function DpasApprovalCard({ approvalId, message, canonicalId, input }) {
+  const { conversation, approvalsEndpoint, onApprovalDecided } = useDpas();
+  const url = `${approvalsEndpoint}/${encodeURIComponent(approvalId)}`;
+  const [record, setRecord] = useState(null);
+  const [receipt, setReceipt] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    fetch(url, { credentials: "same-origin" }).then(
+      async (response) => {
+        const body = response.ok ? await readBody(response) : null;
+        if (live && body) setRecord(body);
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [url]);
+
+  const decide = async (approved) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const threadId = conversation?.getState().conversationId;
+      const response = await fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(threadId ? { approved, threadId } : { approved }),
+      });
+      const body = await readBody(response);
+      if (!response.ok || !body || !body.receipt) {
+        const failure = body?.error;
+        throw new Error(failure?.message ? `${failure.code}: ${failure.message}` : `HTTP ${response.status}`);
+      }
+      setReceipt(body.receipt);
+      onApprovalDecided({ approvalId, approved, ...body });
+      // The decision stands whether or not the thread reloads; a reload that fails leaves the
+      // history as it was (the next turn then lacks the receipt, as without this card).
+      if (conversation && !conversation.getState().isRunning) {
+        await conversation.restore(conversation.getState().conversationId).catch(() => {});
+      }
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const decided = receipt === null && record && record.status !== "pending";
+  const approver = record?.decision?.approver ? ` by ${record.decision.approver}` : "";
+  return h(
+    "div",
+    { className: "dpas-approval-card", role: "group", "aria-label": "Approval required" },
+    h("p", null, h("strong", null, "Approval required."), " ", message ?? `The assistant asked to run ${canonicalId}.`),
+    json(input),
+    receipt
+      ? h("p", { className: receipt.ok ? "dpas-receipt dpas-ok" : "dpas-receipt dpas-failed", role: "status" }, receipt.text)
+      : decided
+        ? h(
+            "p",
+            { className: "dpas-receipt", role: "status" },
+            `${record.status === "rejected" ? "Denied" : record.decision?.status === "approved" ? "Approved" : `Status: ${record.status}`}${approver}.`,
+            record.message ? ` ${record.message}` : "",
+          )
+        : h(
+            "div",
+            { className: "dpas-approval-actions" },
+            h("button", { type: "button", disabled: busy, onClick: () => void decide(false) }, "Deny"),
+            h("button", { type: "button", disabled: busy, onClick: () => void decide(true) }, "Approve"),
+          ),
+    error && h("p", { role: "alert" }, error),
+  );
+}
+
+function PlainText({ text }) {
+  return h("p", { className: "dpas-text", style: { whiteSpace: "pre-wrap" } }, text);
+}
+
+function Reasoning({ text }) {
+  return h("details", { className: "dpas-reasoning" }, h("summary", null, "Reasoning"), h("p", null, text));
+}
+
+function UserMessage() {
+  return h(
+    MessagePrimitive.Root,
+    { className: "dpas-message dpas-user", "data-role": "user" },
+    h(MessagePrimitive.Parts, { components: USER_PARTS }),
+  );
+}
+const USER_PARTS = { Text: PlainText };
+
+function AssistantMessage({ parts }) {
+  return h(
+    MessagePrimitive.Root,
+    { className: "dpas-message dpas-assistant", "data-role": "assistant" },
+    h(MessagePrimitive.Parts, { components: parts }),
+  );
+}
+
+function TurnError() {
+  const { error } = useDpas();
+  return error ? h("p", { role: "alert", className: "dpas-error" }, `${error.code}: ${error.message}`) : null;
+}
+
+const isEmpty = (s) => s.thread.isEmpty;
+const isRunning = (s) => s.thread.isRunning;
+const isIdle = (s) => !s.thread.isRunning;
+
+/** A whole chat on assistant-ui's primitives: the messages (text, reasoning and tool cards in
+ *  model order), the turn's error, and a composer with Send and Stop. Unstyled: every element
+ *  has a `dpas-*` class. */
+export function DpasThread({ welcome = null, placeholder = "Message", components = {}, className }) {
+  const { Text = PlainText, Reasoning: ReasoningPart = Reasoning, ToolFallback = DpasToolCard } = components;
+  const parts = useMemo(
+    () => ({ Text, Reasoning: ReasoningPart, tools: { Fallback: ToolFallback } }),
+    [Text, ReasoningPart, ToolFallback],
+  );
+  return h(
+    ThreadPrimitive.Root,
+    { className: className ? `dpas-thread ${className}` : "dpas-thread" },
+    h(
+      ThreadPrimitive.Viewport,
+      { className: "dpas-viewport" },
+      welcome && h(AuiIf, { condition: isEmpty }, welcome),
+      h(ThreadPrimitive.Messages, null, ({ message }) =>
+        message.role === "user" ? h(UserMessage) : h(AssistantMessage, { parts }),
+      ),
+      h(TurnError),
+    ),
+    h(
+      ComposerPrimitive.Root,
+      { className: "dpas-composer" },
+      h(ComposerPrimitive.Input, { "aria-label": "Message", placeholder, rows: 1 }),
+      h(AuiIf, { condition: isIdle }, h(ComposerPrimitive.Send, { "aria-label": "Send" }, "Send")),
+      h(AuiIf, { condition: isRunning }, h(ComposerPrimitive.Cancel, { "aria-label": "Stop" }, "Stop")),
+    ),
+  );
+}

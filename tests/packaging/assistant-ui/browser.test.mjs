@@ -1,0 +1,68 @@
+// The built app (vite build) in Debian's headless Chromium, served beside a stub step endpoint:
+// the three-line chat of @dpas/host/assistant-ui sends the composer's text, the browser runs the
+// model's tool call, and the thread shows what the model said, its tool card and its answer in
+// the order the model produced them.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startStub } from "../stub-server.mjs";
+
+const PREAMBLE = "Adding it to your list.";
+
+test("a turn in the assistant-ui chat", async () => {
+  const stub = await startStub({ staticDir: fileURLToPath(new URL("./dist", import.meta.url)), preamble: PREAMBLE });
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    const failed = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+    page.on("requestfailed", (r) => failed.push(`${r.url()} ${r.failure()?.errorText}`));
+    await page.goto(stub.url);
+    await page.getByText("Ask me to add a todo.").waitFor();
+    await page.getByRole("textbox", { name: "Message" }).fill("Add milk");
+    await page.getByRole("button", { name: "Send" }).click();
+
+    const answer = page.locator('[data-role="assistant"]').filter({ hasText: 'Added: {"added":"milk"}' });
+    await answer.waitFor();
+    // The turn ended: Send is back in place of Stop.
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    assert.deepEqual(await page.getByRole("list", { name: "Todos" }).getByRole("listitem").allTextContents(), ["milk"]);
+    assert.equal(await page.getByText("Ask me to add a todo.").count(), 0);
+
+    // The thread in DOM order: the question, then what the model said, its card (the browser
+    // ran it between the turn's two steps) and its answer, in the order the model produced them.
+    const order = await page.locator(".dpas-thread").evaluate((thread) =>
+      [...thread.querySelectorAll('[data-role="user"], [data-tool-card], [data-role="assistant"] .dpas-text')].map((node) =>
+        node.dataset.role === "user"
+          ? `user ${node.textContent}`
+          : node.dataset.toolCard
+            ? `card ${node.dataset.toolCard} ${node.dataset.state}`
+            : `text ${node.textContent}`,
+      ),
+    );
+    assert.deepEqual(order, [
+      "user Add milk",
+      `text ${PREAMBLE}`,
+      "card view:todo.list.add done",
+      'text Added: {"added":"milk"}',
+    ]);
+
+    // The card's details: the input the model gave and the browser's result.
+    const card = page.locator('[data-tool-card="view:todo.list.add"]');
+    await card.getByText("Details").click();
+    const [input, result] = await card.locator("pre").allTextContents();
+    assert.deepEqual(JSON.parse(input), { text: "milk" });
+    assert.deepEqual(JSON.parse(result), { added: "milk" });
+
+    assert.equal(stub.requests.length, 2);
+    assert.deepEqual(stub.requests[0].messages.at(-1), { role: "user", content: "Add milk" });
+    assert.deepEqual(failed, []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await stub.close();
+  }
+});
