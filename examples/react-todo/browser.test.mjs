@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { openPage, startServer } from "./harness.mjs";
+import { openPage, startServer, toolCards } from "./harness.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -49,16 +49,13 @@ test("a scripted turn: confirmed in the browser, approved on the server", async 
     const assistant = page.getByRole("region", { name: "Assistant" });
     await assistant.getByText("Deleting it needs your approval").waitFor();
     await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
-    const calls = page.getByTestId("tool-call");
-    assert.deepEqual(await calls.allTextContents(), [
-      "domain:complete-todo: done",
-      "domain:delete-todo: needs your approvalApprove Deny",
-    ]);
+    assert.deepEqual(await toolCards(page), ["domain:complete-todo: done", "domain:delete-todo: approval-required"]);
     await page.locator("li s").filter({ hasText: "milk" }).waitFor(); // done, not yet deleted
     assert.equal(await todos.count(), 1);
 
-    await calls.getByRole("button", { name: "Approve" }).click();
-    await calls.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    const approval = assistant.getByRole("group", { name: "Approval required" });
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await assistant.getByText("You approved delete-todo (id 1), and it completed.").first().waitFor();
     await todos.first().waitFor({ state: "detached" });
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in

@@ -1,7 +1,8 @@
-// A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
+// A shared todo list with an assistant: React, @dpas/host, assistant-ui and examples/todo-server.
 import { useCallback, useEffect, useState, type FormEvent } from "react";
-import type { ToolCallView } from "@dpas/host";
+import { AssistantRuntimeProvider } from "@assistant-ui/react";
 import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { DpasThread, useDpasRuntime } from "@dpas/host/assistant-ui";
 
 interface Todo { id: number; text: string; done: boolean }
 type Filter = "all" | "open" | "done";
@@ -63,45 +64,17 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
   );
 }
 
-// A server call the model made; one that waits for approval gets Approve and Deny.
-function ToolCall({ call, threadId, refresh }: { call: ToolCallView; threadId: string; refresh: () => void }) {
-  const [receipt, setReceipt] = useState<string>();
-  const result = call.result as { status?: string; approvalId?: string } | undefined;
-  const approvalId = result?.status === "approval-required" ? result.approvalId : undefined;
-  const decide = async (approved: boolean) => {
-    const answer = await post(`/api/approvals/${approvalId}`, { approved, threadId });
-    setReceipt(answer.receipt?.text ?? answer.error?.message);
-    refresh();
-  };
-  return (
-    <div data-testid="tool-call">
-      {call.canonicalId}: {approvalId ? "needs your approval" : call.state}
-      {approvalId && !receipt && <>
-        <button onClick={() => decide(true)}>Approve</button> <button onClick={() => decide(false)}>Deny</button>
-      </>}
-      {receipt && <p role="status">{receipt}</p>}
-    </div>
-  );
-}
-
+// The chat: assistant-ui's primitives through @dpas/host/assistant-ui. Tool calls show as cards;
+// a server call answered `approval-required` gets Approve and Deny, and the server's receipt.
 function Assistant({ refresh }: { refresh: () => void }) {
-  const { state, conversation } = useConversation({ endpoint: "/agent/chat", getPathname: () => location.pathname });
-  useEffect(() => { if (!state.isRunning) refresh(); }, [state.isRunning, refresh]);
+  const chat = useConversation({ endpoint: "/agent/chat", getPathname: () => location.pathname });
+  const runtime = useDpasRuntime(chat, { onApprovalDecided: refresh });
+  useEffect(() => { if (!chat.state.isRunning) refresh(); }, [chat.state.isRunning, refresh]);
   return (
-    <section aria-label="Assistant" aria-busy={state.isRunning}>
-      {state.messages.map((m) => (
-        <div key={m.id} className={m.role}>
-          {m.parts.map((part, i) =>
-            part.type === "tool-call" ? (
-              <ToolCall key={part.toolCallId} call={part} threadId={state.conversationId} refresh={refresh} />
-            ) : part.type === "text" ? (
-              <p key={i}>{part.text}</p>
-            ) : null,
-          )}
-        </div>
-      ))}
-      {state.error && <p role="alert">{state.error.message}</p>}
-      <Field label="Message" button="Send" busy={state.isRunning} onSubmit={(text) => conversation.send(text)} />
+    <section aria-label="Assistant" aria-busy={chat.state.isRunning}>
+      <AssistantRuntimeProvider runtime={runtime}>
+        <DpasThread />
+      </AssistantRuntimeProvider>
     </section>
   );
 }
