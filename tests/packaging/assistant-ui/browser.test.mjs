@@ -1,7 +1,7 @@
 // The built app (vite build) in Debian's headless Chromium, served beside a stub step endpoint:
 // the three-line chat of @dpas/host/assistant-ui sends the composer's text, the browser runs the
 // model's tool call, and the thread shows what the model said, its tool card and its answer in
-// the order the model produced them.
+// the order the model produced them; a refused turn shows its error in the thread.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -61,6 +61,33 @@ test("a turn in the assistant-ui chat", async () => {
     assert.deepEqual(stub.requests[0].messages.at(-1), { role: "user", content: "Add milk" });
     assert.deepEqual(failed, []);
     assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await stub.close();
+  }
+});
+
+test("a failed turn shows its error in the thread, and the composer is usable again", async () => {
+  const stub = await startStub({ staticDir: fileURLToPath(new URL("./dist", import.meta.url)) });
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    // The step endpoint refuses as a server without a session would.
+    await page.route("**/agent/chat", (route) =>
+      route.fulfill({
+        status: 401,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "NOT_AUTHENTICATED", message: "Sign in first." } }),
+      }),
+    );
+    await page.goto(stub.url);
+    await page.getByRole("textbox", { name: "Message" }).fill("Add milk");
+    await page.getByRole("button", { name: "Send" }).click();
+    const alert = page.locator(".dpas-thread").getByRole("alert");
+    await alert.waitFor();
+    assert.equal(await alert.textContent(), "NOT_AUTHENTICATED: Sign in first.");
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    assert.equal(stub.requests.length, 0);
   } finally {
     await browser.close();
     await stub.close();
