@@ -55,7 +55,11 @@ test("a scripted turn: confirmed in the browser, approved on the server", async 
 
     const approval = assistant.getByRole("group", { name: "Approval required" });
     await approval.getByRole("button", { name: "Approve" }).click();
-    await assistant.getByText("You approved delete-todo (id 1), and it completed.").first().waitFor();
+    const receipt = "You approved delete-todo (id 1), and it completed.";
+    await approval.getByRole("status").filter({ hasText: receipt }).waitFor();
+    assert.equal(await approval.getByRole("button").count(), 0);
+    // The card reloaded the thread: the receipt the server appended is in it, for the next turn.
+    await assistant.getByText(receipt).nth(1).waitFor();
     await todos.first().waitFor({ state: "detached" });
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
