@@ -131,7 +131,7 @@ export function DpasToolCard(props) {
       { className: "dpas-tool-head" },
       h("code", null, canonicalId),
       " ",
-      h("span", { className: "dpas-tool-state" }, approval ? "awaiting approval" : STATE_TEXT[state] ?? state),
+      h("span", { className: "dpas-tool-state" }, approval ? "approval requested" : STATE_TEXT[state] ?? state),
     ),
     h(
       "details",
