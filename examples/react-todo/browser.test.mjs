@@ -2,13 +2,14 @@
 // example, offline on examples/todo-server/script.json) serves this app's build (npm run build)
 // over an in-memory database. The first turn needs the user twice: a confirmation in the browser
 // before the screen's procedure runs, and an approval on the server before the model's delete.
-// Then several short turns, watched through the DevTools protocol: every step request finishes.
+// The same turn again across reloads: the conversation and its pending approval come back. Then
+// several short turns, watched through the DevTools protocol: every step request finishes.
 //   TODO_SERVER_BIN   the built binary (default: the workspace's target/debug/todo-server)
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { openPage, startServer, toolCards } from "./harness.mjs";
+import { openPage, startServer } from "./harness.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -27,40 +28,91 @@ async function signIn(page, url) {
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
+/** Signs in, adds "milk" and asks to tick it off and delete it: the browser's confirmation is
+ *  allowed, and the turn ends with the delete waiting for the server's approval. */
+async function askToDeleteTheMilk(page, url) {
+  await signIn(page, url);
+  await page.getByLabel("New todo").fill("milk");
+  await page.getByRole("button", { name: "Add" }).click();
+  const todos = page.getByRole("region", { name: "Todos" }).getByRole("listitem");
+  await todos.filter({ hasText: "milk" }).waitFor();
+
+  await page.getByLabel("Message").fill("I bought the milk: tick it off and delete it");
+  await page.getByRole("button", { name: "Send" }).click();
+  // The screen's procedure waits for the user in the browser.
+  const confirm = page.getByRole("alertdialog", { name: "Confirm" });
+  await confirm.waitFor();
+  assert.match(await confirm.textContent(), /domain:complete-todo \{"id":1\}/);
+  await confirm.getByRole("button", { name: "Allow" }).click();
+  // The model's delete waits for an approval on the server; the turn ends meanwhile.
+  const assistant = page.getByRole("region", { name: "Assistant" });
+  await assistant.getByText("Deleting it needs your approval").waitFor();
+  await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
+  return { todos, assistant };
+}
+
 test("a scripted turn: confirmed in the browser, approved on the server", async () => {
   const server = await startTodoServer();
   const browser = await launch();
   try {
     const { page, errors, refused } = await openPage(browser);
-    await signIn(page, server.url);
-    await page.getByLabel("New todo").fill("milk");
-    await page.getByRole("button", { name: "Add" }).click();
-    const todos = page.getByRole("region", { name: "Todos" }).getByRole("listitem");
-    await todos.filter({ hasText: "milk" }).waitFor();
-
-    await page.getByLabel("Message").fill("I bought the milk: tick it off and delete it");
-    await page.getByRole("button", { name: "Send" }).click();
-    // The screen's procedure waits for the user in the browser.
-    const confirm = page.getByRole("alertdialog", { name: "Confirm" });
-    await confirm.waitFor();
-    assert.match(await confirm.textContent(), /domain:complete-todo \{"id":1\}/);
-    await confirm.getByRole("button", { name: "Allow" }).click();
-    // The model's delete waits for an approval on the server; the turn ends meanwhile.
-    const assistant = page.getByRole("region", { name: "Assistant" });
-    await assistant.getByText("Deleting it needs your approval").waitFor();
-    await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
-    assert.deepEqual(await toolCards(page), ["domain:complete-todo: done", "domain:delete-todo: approval-required"]);
+    const { todos } = await askToDeleteTheMilk(page, server.url);
+    const calls = page.getByTestId("tool-call");
+    assert.deepEqual(await calls.allTextContents(), [
+      "domain:complete-todo: done",
+      "domain:delete-todo: needs your approvalApprove Deny",
+    ]);
     await page.locator("li s").filter({ hasText: "milk" }).waitFor(); // done, not yet deleted
     assert.equal(await todos.count(), 1);
 
-    const approval = assistant.getByRole("group", { name: "Approval required" });
-    await approval.getByRole("button", { name: "Approve" }).click();
-    const receipt = "You approved delete-todo (id 1), and it completed.";
-    await approval.getByRole("status").filter({ hasText: receipt }).waitFor();
-    assert.equal(await approval.getByRole("button").count(), 0);
-    // The card reloaded the thread: the receipt the server appended is in it, for the next turn.
-    await assistant.getByText(receipt).nth(1).waitFor();
+    await calls.getByRole("button", { name: "Approve" }).click();
+    await calls.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
     await todos.first().waitFor({ state: "detached" });
+    assert.deepEqual(errors, []);
+    assert.deepEqual(refused, ["401 /api/session"]); // before signing in
+  } finally {
+    await browser.close();
+    server.stop();
+  }
+});
+
+test("after a reload the conversation and its pending approval come back, and approving it works", async () => {
+  const server = await startTodoServer();
+  const browser = await launch();
+  try {
+    const { page, errors, refused } = await openPage(browser);
+    const listed = [];
+    page.on("request", (r) => new URL(r.url()).pathname === "/api/approvals" && listed.push(new URL(r.url()).search));
+    const { todos, assistant } = await askToDeleteTheMilk(page, server.url);
+    const pending = page.locator('[data-testid="tool-call"][data-approval="listed"]');
+    await pending.waitFor();
+
+    await page.reload();
+    await page.getByRole("heading", { name: "Todos, signed in as Sam" }).waitFor();
+    // The thread is back, and its approval is the server's pending one, not a new conversation.
+    await assistant.getByText("Deleting it needs your approval").waitFor();
+    await pending.waitFor();
+    const calls = page.getByTestId("tool-call");
+    assert.deepEqual(await calls.allTextContents(), [
+      "domain:complete-todo: done",
+      "domain:delete-todo: needs your approvalApprove Deny",
+    ]);
+    assert.equal(await assistant.locator("div.user > p", { hasText: "I bought the milk" }).count(), 1);
+    assert.equal(await todos.count(), 1);
+    const conversations = new Set(listed.map((search) => new URLSearchParams(search).get("conversationId")));
+    assert.equal(conversations.size, 1, `one conversation listed: ${listed}`);
+
+    await pending.getByRole("button", { name: "Approve" }).click();
+    await calls.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    await todos.first().waitFor({ state: "detached" });
+    // The receipt the server appended is in the thread, so the next turn sends it.
+    await assistant.locator("div.assistant > p", { hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+
+    // Reloaded once more, the decided approval offers no buttons.
+    await page.reload();
+    await assistant.getByText("Deleting it needs your approval").waitFor();
+    await page.locator('[data-testid="tool-call"][data-approval="decided"]').waitFor();
+    assert.equal(await page.getByRole("button", { name: "Approve" }).count(), 0);
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
   } finally {

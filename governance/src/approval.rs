@@ -55,6 +55,9 @@ pub struct ApprovalRecord {
     pub surface: CallSurface,
     /// The requester; a resumed execution runs as this actor.
     pub actor: Actor,
+    /// The conversation the call was requested in, when its surface has one (a model step's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
     /// The validated input; this, never anything supplied later, is what executes.
     pub input: Value,
     pub input_hash: String,
@@ -517,6 +520,7 @@ pub mod conformance {
             capability_id: "issue-invoice".into(),
             surface: CallSurface::Model,
             actor: Actor::user("carla@example.com", "Carla Controller", "controller"),
+            conversation_id: None,
             input_hash: input_hash(&input),
             input,
             reasons: vec!["r".into()],

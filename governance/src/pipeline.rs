@@ -313,6 +313,7 @@ impl Runtime {
                     capability_id: meta.id.clone(),
                     surface,
                     actor: actor.clone(),
+                    conversation_id: correlation.conversation_id.clone(),
                     input_hash: approval::input_hash(&input),
                     input,
                     reasons: reasons.clone(),

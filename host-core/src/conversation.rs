@@ -12,8 +12,8 @@ use dpas_protocol::json::Value;
 use dpas_protocol::json::{object, ObjectWriter, WriteJson};
 use dpas_protocol::wire_name::{decode_wire_name, is_browser_tool};
 use dpas_protocol::{
-    ContentPart, ErrorBody, Executor, Frame, MessageContent, Role, StepFinish, Usage,
-    WireModelMessage,
+    ContentPart, ErrorBody, Executor, Frame, MessageContent, PendingToolCall, Role, StepFinish,
+    Usage, WireModelMessage,
 };
 use serde::Serialize;
 
@@ -506,6 +506,45 @@ impl Conversation {
         Some(self.history.clone())
     }
 
+    /// Starts a turn that answers the browser calls the history's last assistant message left
+    /// unanswered (a page reloaded while a call waited, e.g. for the user's confirmation):
+    /// the history and those calls, or `None` when a turn runs or nothing is unanswered.
+    pub fn begin_resume(&mut self) -> Option<(Vec<WireModelMessage>, Vec<PendingToolCall>)> {
+        let last = self.history.last()?;
+        if self.state.is_running || last.role != Role::Assistant {
+            return None;
+        }
+        let mut calls = Vec::new();
+        for part in last.parts() {
+            if let ContentPart::ToolCall {
+                tool_call_id,
+                tool_name,
+                input,
+                ..
+            } = part
+            {
+                if is_browser_tool(tool_name) {
+                    calls.push(PendingToolCall {
+                        tool_call_id: tool_call_id.clone(),
+                        wire_name: tool_name.clone(),
+                        canonical_id: decode_wire_name(tool_name)
+                            .unwrap_or_else(|| tool_name.clone()),
+                        input: input.clone(),
+                    });
+                }
+            }
+        }
+        if calls.is_empty() {
+            return None;
+        }
+        self.state.is_running = true;
+        self.state.turn_usage = None;
+        self.state.error = None;
+        // The calls' results and the next step's text go to the message that made them.
+        self.open_assistant = self.state.messages.len().checked_sub(1);
+        Some((self.history.clone(), calls))
+    }
+
     fn record_inspector(&mut self, event: InspectorEvent) {
         if self.state.inspector.len() == MAX_INSPECTOR_EVENTS {
             self.state.inspector.remove(0);
@@ -646,6 +685,7 @@ impl Conversation {
                 })
             }
             TurnEvent::StepStarted { .. }
+            | TurnEvent::StepRetry { .. }
             | TurnEvent::Settled(_)
             | TurnEvent::Reconcile { .. }
             | TurnEvent::Usage(_) => {}

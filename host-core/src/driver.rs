@@ -124,6 +124,8 @@ impl TurnObserver for StoreObserver {
 pub enum Started {
     /// A turn is running: the history as it stands, answered `TURN_IN_PROGRESS`.
     Busy(TurnOutcome),
+    /// A resume with nothing to answer: no turn was started.
+    Idle,
     /// The turn to run, and its options.
     Running(Box<DriverTurn>, TurnOptions),
 }
@@ -220,8 +222,10 @@ impl ConversationDriver {
         text: &str,
         begin: impl FnOnce() -> Result<TurnParts, E>,
     ) -> Result<TurnOutcome, E> {
-        let (turn, options) = match self.start(text, begin)? {
+        let (turn, options) = match self.start(Some(text), begin)? {
             Started::Busy(outcome) => return Ok(outcome),
+            // Not for a message: `begin_turn` either starts or is busy.
+            Started::Idle => return Ok(busy(self.store.get_ref().history().to_vec())),
             Started::Running(turn, options) => (turn, options),
         };
         let outcome = run_turn(&turn.env(), options).await;
@@ -233,13 +237,28 @@ impl ConversationDriver {
     /// parts made and its options; a busy conversation's answer instead. Synchronous, so a
     /// binding can run the turn in its own future rather than a nested one (the crate's size
     /// rule); then [`DriverTurn::env`], `run_turn`, [`DriverTurn::finish`].
+    ///
+    /// Without a `text` the turn resumes a restored thread: it answers the browser calls the
+    /// history's last assistant message left unanswered, asking for confirmation where a
+    /// capability requires it, then goes on as any turn ([`Started::Idle`] when nothing is
+    /// unanswered or a turn runs).
     pub fn start<E>(
         self: &Rc<Self>,
-        text: &str,
+        text: Option<&str>,
         begin: impl FnOnce() -> Result<TurnParts, E>,
     ) -> Result<Started, E> {
-        let messages = self.store.get_mut_ref().begin_turn(text);
-        let Some(messages) = messages else {
+        let begun = match text {
+            Some(text) => self
+                .store
+                .get_mut_ref()
+                .begin_turn(text)
+                .map(|messages| (messages, Vec::new())),
+            None => self.store.get_mut_ref().begin_resume(),
+        };
+        let Some((messages, resume)) = begun else {
+            if text.is_none() {
+                return Ok(Started::Idle);
+            }
             let history = self.store.get_ref().history().to_vec();
             return Ok(Started::Busy(busy(history)));
         };
@@ -255,6 +274,7 @@ impl ConversationDriver {
             model_id: self.model_id.get_ref().clone(),
             catalog_mode: self.catalog_mode.get(),
             settle: SettlePolicy::default(),
+            resume,
         };
         let turn = DriverTurn {
             transport: parts.transport,

@@ -1,13 +1,17 @@
 // The package's browser entry: the generated bindings (dpas_host.js), an `init()` that loads
 // the wasm once however often it is called, classes that say what to do when used before
-// `init()`, and the two values of the contract that are plain JS.
+// `init()`, definitions whose Standard Schemas become JSON Schemas (schema.js), and what the
+// contract needs in plain JS.
 import rawInit, {
   initSync as rawInitSync,
   Conversation as RawConversation,
   RegistrationHandle,
   Surface as RawSurface,
   runTurn as rawRunTurn,
+  pageTools as rawPageTools,
+  callPageTool as rawCallPageTool,
 } from "./dpas_host.js";
+import { wireDefinition } from "./schema.js";
 
 export { RegistrationHandle };
 
@@ -54,10 +58,13 @@ export class Surface extends RawSurface {
     super(options);
   }
 
-  /** Every registration moves `surfaceVersion`; a refused duplicate does not, and says so. */
+  /** Every registration moves `surfaceVersion`; a refused duplicate does not, and says so.
+   *  Standard Schemas in `def` (and in the handle's `update`) are read through schema.js. */
   register(def) {
     const before = this.surfaceVersion;
-    const handle = super.register(def);
+    const handle = super.register(wireDefinition(def));
+    const update = handle.update;
+    handle.update = (next) => update.call(handle, wireDefinition(next));
     if (this.surfaceVersion === before) {
       console.warn(
         `@dpas/host: Surface.register refused "${def.type}" (instanceId "${def.instanceId ?? "default"}"): ` +
@@ -81,6 +88,108 @@ export function runTurn(options) {
   return rawRunTurn(options);
 }
 
+export function pageTools(options) {
+  assertReady();
+  return rawPageTools(options);
+}
+
+export function callPageTool(options) {
+  if (!ready) return Promise.reject(new Error(NOT_READY));
+  return rawCallPageTool(options);
+}
+
+/** The browser's WebMCP entry: `document.modelContext`, or the older `navigator.modelContext`. */
+function modelContextOf(given) {
+  if (given) return given;
+  const candidates = [globalThis.document?.modelContext, globalThis.navigator?.modelContext];
+  return candidates.find((c) => typeof c?.registerTool === "function") ?? null;
+}
+
+/** What an agent sees of a call: the result the model would get, as MCP tool content. */
+function toolContent({ ok, result }) {
+  return { content: [{ type: "text", text: JSON.stringify(result) }], isError: !ok };
+}
+
+/** Registers the surface's capabilities with the browser's WebMCP (`document.modelContext`,
+ *  else `navigator.modelContext`) under the step loop's rules: the capabilities a step on the
+ *  current pathname would offer (its route's scope, available ones only), kept in step with
+ *  the surface; a call runs through the registry, and a confirmation-required capability asks
+ *  `confirm` as a turn does (no `confirm`: denied). Returns the function that unregisters
+ *  them all. Without WebMCP in this browser it registers nothing (`active` is false). */
+export function exposeWebMcp(surface, options = {}) {
+  assertReady();
+  const context = modelContextOf(options.modelContext);
+  const registered = new Map();
+  let unsubscribe = null;
+  const stop = () => {
+    unsubscribe?.();
+    for (const entry of registered.values()) entry.unregister();
+    registered.clear();
+  };
+  stop.active = context !== null;
+  if (!context) return stop;
+  const pathname = () => options.pathname?.() ?? globalThis.location?.pathname ?? "/";
+  const { routeScopes } = options;
+  // A tool whose description, schema or hints change is registered again.
+  const keyOf = (tool) => JSON.stringify([tool.description, tool.inputSchema, tool.readOnly, tool.untrusted === true]);
+  const register = (tool) => {
+    const controller = new AbortController();
+    const done = Promise.resolve(
+      context.registerTool(
+        {
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          annotations: { readOnlyHint: tool.readOnly, untrustedContentHint: tool.untrusted === true },
+          execute: async (input) =>
+            toolContent(
+              await rawCallPageTool({
+                surface,
+                pathname: pathname(),
+                routeScopes,
+                name: tool.name,
+                input: input ?? {},
+                confirm: options.confirm,
+              }),
+            ),
+        },
+        { signal: controller.signal },
+      ),
+    );
+    done.catch((error) => console.warn(`@dpas/host: WebMCP refused "${tool.name}":`, error));
+    return {
+      key: keyOf(tool),
+      unregister: () => {
+        controller.abort();
+        // The older API unregisters by name.
+        if (typeof context.unregisterTool === "function") done.then(() => context.unregisterTool(tool.name), () => {});
+      },
+    };
+  };
+  let queued = false;
+  const sync = () => {
+    queued = false;
+    const tools = rawPageTools({ surface, pathname: pathname(), routeScopes });
+    const next = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const [name, entry] of registered) {
+      const tool = next.get(name);
+      if (!tool || entry.key !== keyOf(tool)) {
+        entry.unregister();
+        registered.delete(name);
+      }
+    }
+    for (const tool of tools) if (!registered.has(tool.name)) registered.set(tool.name, register(tool));
+  };
+  // Mounts, unmounts and availability changes move what a step would offer.
+  unsubscribe = surface.subscribe((event) => {
+    if (event.type === "invocation-settled" || queued) return;
+    queued = true;
+    queueMicrotask(sync);
+  });
+  sync();
+  return stop;
+}
+
 /** A structured refusal from a handler: the host reports `code`, `retry` and `details` to the
  *  model instead of a plain EXECUTION_FAILED. */
 export class CapabilityError extends Error {
@@ -99,3 +208,51 @@ export const EMPTY_INPUT_SCHEMA = Object.freeze({
   properties: Object.freeze({}),
   additionalProperties: false,
 });
+
+/** An action definition, returned as it is: for TypeScript, `execute`'s input is typed from
+ *  `inputSchema` (index.d.ts). */
+export function defineAction(def) {
+  return def;
+}
+
+/** A refusal of the approvals API (`/api/approvals`): the contract's `code` (e.g.
+ *  `APPROVAL_CONSUMED`, `NOT_FOUND`, `UNAUTHENTICATED`; `TRANSPORT_FAILED` when no answer
+ *  came) and the HTTP `status` (0 without an answer). */
+export class ApprovalError extends Error {
+  constructor(code, message, status = 0) {
+    super(message);
+    this.name = "ApprovalError";
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** What a tool call is waiting for or came to, from its view and, when given, the pending
+ *  confirmations (usePendingConfirmations) and the conversation's approvals (useApprovals). */
+export function toolCallPhase(call, { confirmations, approvals } = {}) {
+  const result = call.result;
+  if (call.state === "running") {
+    const confirmation = confirmations?.find((c) => c.toolCallId === call.toolCallId);
+    return confirmation ? { phase: "awaiting-confirmation", confirmation } : { phase: "running" };
+  }
+  if (call.state === "error") {
+    const error = result && typeof result === "object" ? result.error : undefined;
+    return {
+      phase: "failed",
+      error:
+        error && typeof error === "object"
+          ? error
+          : { code: "TOOL_NOT_EXECUTED", message: "The turn ended before this call had a result." },
+    };
+  }
+  if (call.executor === "server" && result?.status === "approval-required") {
+    const approvalId = result.approvalId;
+    const decision = approvals?.decision(approvalId);
+    if (decision) return { phase: "decided", approvalId, decision };
+    const card = approvals?.approvals.find((a) => a.id === approvalId);
+    // Listed once the list has loaded, or it was decided before (another tab, a reload).
+    if (approvals?.loaded && !card) return { phase: "decided", approvalId };
+    return { phase: "awaiting-approval", approvalId, message: result.message, card };
+  }
+  return { phase: "done", output: call.executor === "server" && result?.status === "ok" ? result.data : result };
+}

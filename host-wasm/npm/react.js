@@ -1,6 +1,7 @@
 // @dpas/host/react: the app's one Surface in context, capabilities registered while a
-// component is mounted, the conversation store as React state, and confirmations as a list a
-// dialog renders. Plain JS (no build step); the types are in react.d.ts.
+// component is mounted, the conversation store as React state (restored after a reload),
+// confirmations as a list a dialog renders, and a conversation's server approvals. Plain JS
+// (no build step); the types are in react.d.ts.
 import {
   createContext,
   createElement,
@@ -13,7 +14,8 @@ import {
   useState,
   useSyncExternalStore,
 } from "react";
-import init, { Conversation, Surface } from "@dpas/host";
+import init, { ApprovalError, Conversation, exposeWebMcp, Surface } from "@dpas/host";
+import { isStandardSchema, wireSchema } from "./schema.js";
 
 const SurfaceContext = createContext(null);
 const ConfirmationsContext = createContext(null);
@@ -89,7 +91,7 @@ function confirmationStore() {
 
 /** Initialises the wasm once, creates the app's one Surface and renders `fallback` until both
  *  are ready. `executeProcedure` is read when a procedure runs, so it may change freely. */
-export function SurfaceProvider({ executeProcedure, fallback = null, children }) {
+export function SurfaceProvider({ executeProcedure, webMcp = false, fallback = null, children }) {
   const executor = useRef(executeProcedure);
   useCommitEffect(() => {
     executor.current = executeProcedure;
@@ -126,6 +128,22 @@ export function SurfaceProvider({ executeProcedure, fallback = null, children })
       }
     };
   }, []);
+  // WebMCP is read once, like the surface: on when asked, its confirmations the provider's.
+  const webMcpOptions = useRef(webMcp);
+  useEffect(() => {
+    const asked = webMcpOptions.current;
+    if (!surface || !asked) return undefined;
+    const options = asked === true ? {} : asked;
+    const owner = {};
+    const stop = exposeWebMcp(surface, {
+      ...options,
+      confirm: options.confirm ?? ((request) => confirmations.request(request, owner)),
+    });
+    return () => {
+      stop();
+      confirmations.denyOwner(owner);
+    };
+  }, [surface, confirmations]);
   if (failure) throw failure.error;
   if (!surface) return createElement(Fragment, null, fallback);
   return createElement(
@@ -148,9 +166,24 @@ function useConfirmations() {
   return store;
 }
 
-/** A definition's static part: everything but the functions, which only count by presence. */
+/** A Standard Schema's JSON Schema, or a marker when it has none: registering it throws the
+ *  error that says why. */
+function schemaShape(schema, io) {
+  try {
+    return wireSchema(schema, io, "");
+  } catch {
+    return "[unconvertible schema]";
+  }
+}
+
+/** A definition's static part: everything but the functions, which only count by presence. A
+ *  Standard Schema counts by its JSON Schema (converted once per schema object), so a schema
+ *  written inline, a new object every render, changes nothing while it says the same. */
 function shapeOf(def) {
-  return JSON.stringify(def, (_key, value) => (typeof value === "function" ? "[function]" : value));
+  return JSON.stringify(def, (key, value) => {
+    if (isStandardSchema(value)) return schemaShape(value, key === "inputSchema" ? "input" : "output");
+    return typeof value === "function" ? "[function]" : value;
+  });
 }
 
 function hasAvailability(def) {
@@ -232,10 +265,63 @@ export function useAgentComponent(def) {
   });
 }
 
+/** localStorage, or nothing where there is none or it refuses (a server, a locked-down browser). */
+const stored = {
+  get(key) {
+    try {
+      return globalThis.localStorage?.getItem(key) ?? null;
+    } catch {
+      return null;
+    }
+  },
+  set(key, value) {
+    try {
+      if (value === null) globalThis.localStorage?.removeItem(key);
+      else globalThis.localStorage?.setItem(key, value);
+    } catch {
+      // Not kept: the next load starts a new conversation.
+    }
+  },
+};
+
+/** Restores the conversation last kept under `key` (once per store), and keeps the id of the
+ *  one on screen once it has a message; a new, empty conversation forgets it. */
+function useRestoredConversation(conversation, state, key) {
+  const started = useRef(false);
+  const inFlight = useRef(false);
+  const [restoring, setRestoring] = useState(() => key !== null && stored.get(key) !== null);
+  useEffect(() => {
+    if (key === null || started.current) return;
+    started.current = true;
+    const id = stored.get(key);
+    if (id === null) return;
+    inFlight.current = true;
+    conversation.restore(id).then(
+      () => {
+        inFlight.current = false;
+        setRestoring(false);
+      },
+      (error) => {
+        inFlight.current = false;
+        // Gone, or another user's: start afresh rather than fail the same way on every load.
+        stored.set(key, null);
+        console.warn(`@dpas/host/react: the last conversation (${id}) could not be restored: ${error?.message ?? error}`);
+        setRestoring(false);
+      },
+    );
+  }, [conversation, key]);
+  useEffect(() => {
+    if (key === null || inFlight.current) return;
+    stored.set(key, state.messages.length > 0 ? state.conversationId : null);
+  }, [key, state.conversationId, state.messages.length]);
+  return restoring;
+}
+
 /** The conversation store of the calling component, created with it and freed after it. The
  *  options' functions are read from the latest render; `modelId` and `catalogMode` follow the
- *  options; `endpoint`, `threadsEndpoint` and `routeScopes` are read once. Without `confirm`,
- *  confirmation requests go to usePendingConfirmations(). */
+ *  options; `endpoint`, `threadsEndpoint`, `routeScopes`, `restore` and `storageKey` are read
+ *  once. Without `confirm`, confirmation requests go to usePendingConfirmations(). Unless
+ *  `restore` is false, the conversation on screen is restored after a reload. */
 export function useConversation(options) {
   const surface = useSurface();
   const confirmations = useConfirmations();
@@ -286,7 +372,13 @@ export function useConversation(options) {
   useEffect(() => {
     if (!state.isRunning) confirmations.denyOwner(latest);
   }, [state.isRunning, confirmations]);
-  return { state, conversation };
+  const [storageKey] = useState(() =>
+    options.restore === false
+      ? null
+      : (options.storageKey ?? `@dpas/host:conversation ${options.threadsEndpoint ?? "/api/threads"} ${options.endpoint}`),
+  );
+  const restoring = useRestoredConversation(conversation, state, storageKey);
+  return { state, conversation, restoring };
 }
 
 /** The confirmation requests waiting for the user, each with `approve()` and `deny()`. Keep the
@@ -296,4 +388,143 @@ export function usePendingConfirmations() {
   const store = useConfirmations();
   useEffect(() => store.attach(), [store]);
   return useSyncExternalStore(store.subscribe, store.snapshot, store.snapshot);
+}
+
+const NO_APPROVALS = Object.freeze([]);
+
+/** One request to the approvals API: its JSON, or an ApprovalError with the answer's code. */
+async function approvalsRequest(url, init) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin", ...init });
+  } catch (error) {
+    throw new ApprovalError("TRANSPORT_FAILED", `Could not reach ${url}: ${error?.message ?? error}`);
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON: said below.
+  }
+  const error = body?.error;
+  if (!response.ok || body === null) {
+    if (typeof error?.code === "string" && typeof error?.message === "string") {
+      throw new ApprovalError(error.code, error.message, response.status);
+    }
+    throw new ApprovalError("TRANSPORT_FAILED", `${url} answered HTTP ${response.status}.`, response.status);
+  }
+  return body;
+}
+
+/** The approval ids a conversation's server calls were answered with, as one string. */
+function requestedApprovals(messages) {
+  const ids = [];
+  for (const message of messages) {
+    for (const call of message.toolCalls) {
+      if (call.executor === "server" && call.result?.status === "approval-required") ids.push(call.result.approvalId);
+    }
+  }
+  return ids.join(" ");
+}
+
+/** The pending server approvals of `conversation` (from useConversation), listed again when it
+ *  changes (a restore, a reset) and when one of its steps is answered `approval-required`;
+ *  `approve` and `deny` decide through the server and keep the decision's receipt. After a
+ *  decision the thread is restored, when no turn runs, so that it shows the receipt the server
+ *  appended and the next turn sends it. */
+export function useApprovals(conversation, options = {}) {
+  const endpoint = options.endpoint ?? "/api/approvals";
+  const subscribe = useCallback((listener) => conversation.subscribe(listener), [conversation]);
+  const getState = useCallback(() => conversation.getState(), [conversation]);
+  const state = useSyncExternalStore(subscribe, getState, getState);
+  const { conversationId } = state;
+  const empty = state.messages.length === 0;
+  const requested = requestedApprovals(state.messages);
+  // What the list was read for: the conversation and the approvals its calls had asked for.
+  const key = `${conversationId} ${requested}`;
+  const [list, setList] = useState({ key: null, conversationId: null, approvals: NO_APPROVALS, error: undefined });
+  const [decisions, setDecisions] = useState(() => new Map());
+  const [deciding, setDeciding] = useState(() => new Set());
+  const ticket = useRef(0);
+  const live = useRef(true);
+  useEffect(() => {
+    live.current = true;
+    return () => {
+      live.current = false;
+    };
+  }, []);
+
+  const refresh = useCallback(async () => {
+    const mine = ++ticket.current;
+    const now = conversation.getState();
+    const id = now.conversationId;
+    const key = `${id} ${requestedApprovals(now.messages)}`;
+    try {
+      const approvals = await approvalsRequest(`${endpoint}?conversationId=${encodeURIComponent(id)}`);
+      if (live.current && mine === ticket.current) setList({ key, conversationId: id, approvals, error: undefined });
+    } catch (error) {
+      if (live.current && mine === ticket.current) {
+        setList((last) => ({
+          key,
+          conversationId: id,
+          approvals: last.conversationId === id ? last.approvals : NO_APPROVALS,
+          error,
+        }));
+      }
+    }
+  }, [conversation, endpoint]);
+
+  useEffect(() => {
+    // A conversation with no message yet has asked for nothing.
+    if (!empty) void refresh();
+  }, [conversationId, empty, requested, refresh]);
+
+  const decide = useCallback(
+    async (approvalId, approved) => {
+      const threadId = conversation.getState().conversationId;
+      setDeciding((now) => new Set(now).add(approvalId));
+      try {
+        const answer = await approvalsRequest(`${endpoint}/${encodeURIComponent(approvalId)}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ approved, threadId }),
+        });
+        const decision = { approvalId, approved, receipt: answer.receipt, resolution: answer.resolution };
+        if (live.current) setDecisions((now) => new Map(now).set(approvalId, decision));
+        const after = conversation.getState();
+        if (!after.isRunning && after.conversationId === threadId) {
+          await conversation.restore(threadId).catch((error) => {
+            console.warn(`@dpas/host/react: the thread could not be reloaded after the decision: ${error?.message ?? error}`);
+          });
+        }
+        await refresh();
+        return decision;
+      } finally {
+        if (live.current) {
+          setDeciding((now) => {
+            const next = new Set(now);
+            next.delete(approvalId);
+            return next;
+          });
+        }
+      }
+    },
+    [conversation, endpoint, refresh],
+  );
+  const approve = useCallback((approvalId) => decide(approvalId, true), [decide]);
+  const deny = useCallback((approvalId) => decide(approvalId, false), [decide]);
+  const decision = useCallback((approvalId) => decisions.get(approvalId), [decisions]);
+  const isDeciding = useCallback((approvalId) => deciding.has(approvalId), [deciding]);
+
+  const same = list.conversationId === conversationId;
+  return {
+    approvals: empty || !same ? NO_APPROVALS : list.approvals,
+    loaded: empty || (list.key === key && list.error === undefined),
+    error: same ? list.error : undefined,
+    approve,
+    deny,
+    decision,
+    isDeciding,
+    refresh,
+  };
 }

@@ -355,6 +355,41 @@ describe("rules-scripted model", () => {
     }
   });
 
+  test("a pending approval comes back after a reload, and approving it then issues the draft", async () => {
+    const { context, page, errors } = await openApp(browser, rules.url);
+    try {
+      await sendMessage(page, "Issue AUR-0141 please");
+      const approval = page.getByRole("group", { name: "Approval required" });
+      await approval.getByRole("button", { name: "Approve" }).and(page.locator(":enabled")).waitFor();
+
+      await page.reload();
+      await page.getByRole("heading", { name: "Pending invoices" }).waitFor();
+      // The same thread, its one request, and the server's pending approval on its card.
+      await waitForText(page, "The approval card is waiting for your decision.");
+      assert.equal(await page.locator(".msg.user").count(), 1);
+      await approval.getByTestId("approval-target").getByText("AUR-0141 · Aurora Labs · €12,750 · draft", { exact: false }).waitFor();
+      const listed = await (await context.request.get("/api/approvals")).json();
+      assert.equal(listed.length, 1);
+      const pending = await (
+        await context.request.get(`/api/approvals?conversationId=${encodeURIComponent(listed[0].conversationId)}`)
+      ).json();
+      assert.deepEqual(pending.map((a) => a.id), [listed[0].id]);
+
+      await approval.getByRole("button", { name: "Approve" }).click();
+      await approval.getByRole("status").getByText(/You approved .* and it completed\./).waitFor();
+      await page.getByRole("group", { name: "Outstanding" }).getByText("€213,250").waitFor();
+      assert.deepEqual(await (await context.request.get("/api/approvals")).json(), []);
+
+      // Decided, it stays decided across the next reload: no buttons, who decided it.
+      await page.reload();
+      await approval.getByRole("status").getByText("Approved by Carla Controller.").waitFor();
+      assert.equal(await approval.getByRole("button", { name: "Approve" }).count(), 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test("denying changes nothing", async () => {
     const { context, page } = await openApp(browser, rules.url);
     try {

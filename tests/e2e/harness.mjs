@@ -53,8 +53,9 @@ export function writeScript(script) {
 }
 
 /** Debian's Chromium, headless, with a fresh profile per launch (playwright-core creates
- *  and removes a temporary user-data directory for every launched browser). */
-export function launchBrowser() {
+ *  and removes a temporary user-data directory for every launched browser); `args` adds
+ *  switches (e.g. a feature flag). */
+export function launchBrowser({ args = [] } = {}) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
@@ -66,6 +67,7 @@ export function launchBrowser() {
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
+      ...args,
     ],
   });
 }

@@ -6,7 +6,7 @@ import { SurfaceProvider, useAgentComponent, useSurface } from "@dpas/host/react
 import { getSession, rpc, RpcError, signIn, type Role, type Session } from "./api";
 import { Dock } from "./assistant/Dock";
 import { McpConnect } from "./McpConnect";
-import { KNOWN_ROUTES, ROUTE_LABELS, titleFor } from "./routes";
+import { KNOWN_ROUTES, ROUTE_LABELS, ROUTE_SCOPES, titleFor } from "./routes";
 import { AllInvoices } from "./screens/AllInvoices";
 import { ApprovalPage } from "./screens/ApprovalPage";
 import { Architecture } from "./screens/Architecture";
@@ -51,6 +51,8 @@ function procedureExecutor(queryClient: QueryClient) {
   };
 }
 
+const WEB_MCP = { routeScopes: ROUTE_SCOPES };
+
 export function App() {
   const queryClient = useQueryClient();
   const session = useQuery({ queryKey: ["session"], queryFn: ensureSession, staleTime: Infinity });
@@ -59,9 +61,10 @@ export function App() {
   if (session.error) return <Fatal error={session.error} />;
   const loading = <p className="loading">Loading…</p>;
   if (!session.data) return loading;
+  // Where the browser offers WebMCP, its agent sees the same capabilities a turn would.
   return (
     <FatalBoundary>
-      <SurfaceProvider executeProcedure={executeProcedure} fallback={loading}>
+      <SurfaceProvider executeProcedure={executeProcedure} webMcp={WEB_MCP} fallback={loading}>
         <Shell session={session.data} />
       </SurfaceProvider>
     </FatalBoundary>

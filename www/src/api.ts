@@ -1,5 +1,6 @@
 // The server's HTTP API as the app uses it: /rpc/<capability-id>, the demo sign-in,
 // approvals and threads. Every call sends the session cookie.
+import type { ApprovalCard, ApprovalDecision as HostApprovalDecision } from "@dpas/host";
 
 export type Role = "controller" | "analyst";
 
@@ -99,10 +100,8 @@ export async function listThreads(): Promise<ThreadMeta[]> {
   return (await response.json()) as ThreadMeta[];
 }
 
-export interface ApprovalDecision {
-  receipt: { text: string; ok: boolean };
-  resolution: { status: string; output?: unknown; error?: { message?: unknown } };
-}
+/** What `POST /api/approvals/:id` answers. */
+export type ApprovalDecision = Pick<HostApprovalDecision, "receipt" | "resolution">;
 
 /** `threadId`: the thread the receipt is appended to, when the decision is made in one. */
 export async function decideApproval(
@@ -124,23 +123,9 @@ export async function decideApproval(
   return body;
 }
 
-/** An approval card (GET /api/approvals/:id): the caller's own request at any status. */
-export interface ApprovalCardData {
-  id: string;
-  capabilityId: string;
-  status: string;
-  surface: string;
-  reasons: string[];
-  risk: string;
-  input: unknown;
-  requestedAt: string;
-  expiresAt: string;
-  decision?: { status: string; approver: string; decidedAt: string };
-  /** What the approval acts on, as it was when requested (the server refuses if it changed). */
-  target?: ApprovalTarget | null;
-  /** Why a stale, interrupted or cancelled record is what it is. */
-  message?: string;
-}
+/** An approval card (GET /api/approvals/:id): the caller's own request at any status, with
+ *  the demo's target (what it acts on, as it was when requested). */
+export type ApprovalCardData = ApprovalCard & { target?: ApprovalTarget | null };
 
 export interface ApprovalTarget {
   reference?: string;

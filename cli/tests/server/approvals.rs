@@ -383,3 +383,143 @@ async fn two_concurrent_decisions_run_the_operation_once() {
         "nothing is left pending"
     );
 }
+
+/// The model asks to issue the demo's draft 5 or 16, as the user's message says.
+const ISSUE_SCRIPT: &str = r#"{"turns": [
+    {"when": {"lastUserContains": "five", "lacksResult": "domain_issue-invoice"},
+     "toolCalls": [{"name": "domain_issue-invoice", "input": {"id": 5}}]},
+    {"when": {"lastUserContains": "sixteen", "lacksResult": "domain_issue-invoice"},
+     "toolCalls": [{"name": "domain_issue-invoice", "input": {"id": 16}}]},
+    {"text": ["Waiting for your approval."]}
+]}"#;
+
+fn issue_step(conversation: &str, text: &str) -> Value {
+    json!({
+        "protocolVersion": 2, "conversationId": conversation, "turnId": "trn_1", "stepIndex": 0,
+        "pathname": "/receivables/pending",
+        "messages": [{"role": "user", "content": text}],
+        "catalog": {"mode": "direct", "frontendTools": []}
+    })
+}
+
+#[actix_web::test]
+async fn a_conversations_pending_approvals_are_listed_by_its_id() {
+    use dpas_engine::{ChatConfig, ModelSet};
+    use dpas_model::scripted::{Script, ScriptedProvider};
+
+    let script = Script::from_json(ISSUE_SCRIPT.as_bytes()).expect("script");
+    let chat = ChatConfig {
+        models: ModelSet::new(vec![ScriptedProvider::from_script(script).into_arc()]),
+        floors: Arc::new(dpas_demo::route_floors()),
+        app_prompt: Arc::from(dpas_demo::APP_PROMPT),
+        model_timeout: Duration::from_secs(45),
+    };
+    let s = crate::common::start_with_routes(builder(), host_server::doors::mount(chat)).await;
+    let carla_cookie = s.sign_in("controller").await;
+    let ada_cookie = s.sign_in("analyst").await;
+
+    // Two conversations, each asking for one approval through a real chat step.
+    let mut requested = Vec::new();
+    for (conversation, text) in [("cnv_five", "issue five"), ("cnv_sixteen", "issue sixteen")] {
+        let reply = s.chat(&issue_step(conversation, text), "controller").await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+        let results = reply.tool_results();
+        assert_eq!(results.len(), 1, "{:?}", reply.frame_values());
+        assert_eq!(results[0].result["status"], "approval-required");
+        requested.push(
+            results[0].result["approvalId"]
+                .as_str()
+                .expect("id")
+                .to_owned(),
+        );
+    }
+    // One without a conversation (an app's own call).
+    let unscoped = s
+        .carla_awaits_approval(CallSurface::Model, "delete-invoice", json!({"id": 10}))
+        .await;
+
+    let ids = |body: &Value| -> Vec<String> {
+        body.as_array()
+            .expect("a list")
+            .iter()
+            .map(|c| c["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let all = s.get("/api/approvals", Some(&carla_cookie)).await;
+    assert_eq!(all.status, 200);
+    assert_eq!(
+        ids(&all.body),
+        [requested[0].clone(), requested[1].clone(), unscoped.clone()]
+    );
+    let cards = all.body.as_array().expect("cards");
+    assert_eq!(cards[0]["conversationId"], "cnv_five");
+    assert_eq!(cards[1]["conversationId"], "cnv_sixteen");
+    assert!(cards[2].get("conversationId").is_none(), "{}", cards[2]);
+
+    let five = s
+        .get(
+            "/api/approvals?conversationId=cnv_five",
+            Some(&carla_cookie),
+        )
+        .await;
+    assert_eq!(
+        (five.status, ids(&five.body)),
+        (200, vec![requested[0].clone()])
+    );
+    assert_eq!(five.body[0]["input"], json!({"id": 5}));
+    let unknown = s
+        .get(
+            "/api/approvals?conversationId=cnv_none",
+            Some(&carla_cookie),
+        )
+        .await;
+    assert_eq!((unknown.status, unknown.body), (200, json!([])));
+    // The card of one approval names its conversation too.
+    let one = s
+        .get(
+            &format!("/api/approvals/{}", requested[1]),
+            Some(&carla_cookie),
+        )
+        .await;
+    assert_eq!(one.body["conversationId"], "cnv_sixteen");
+
+    // Another actor never sees them, by conversation or not.
+    for path in ["/api/approvals?conversationId=cnv_five", "/api/approvals"] {
+        let theirs = s.get(path, Some(&ada_cookie)).await;
+        assert_eq!((theirs.status, theirs.body), (200, json!([])), "{path}");
+    }
+
+    // Decided, it leaves its conversation's list.
+    let decided = s
+        .post(
+            &format!("/api/approvals/{}", requested[0]),
+            Some(&carla_cookie),
+            json!({"approved": false, "threadId": "cnv_five"}),
+        )
+        .await;
+    assert_eq!(decided.status, 200, "{}", decided.body);
+    let five = s
+        .get(
+            "/api/approvals?conversationId=cnv_five",
+            Some(&carla_cookie),
+        )
+        .await;
+    assert_eq!(five.body, json!([]));
+
+    // A query the list does not take is a typed 400.
+    for bad in [
+        "/api/approvals?conversationId=",
+        "/api/approvals?conversationId=a&conversationId=b",
+        "/api/approvals?thread=cnv_five",
+    ] {
+        let refused = s.get(bad, Some(&carla_cookie)).await;
+        assert_eq!(
+            (refused.status, refused.body["error"]["code"].clone()),
+            (400, json!("BAD_REQUEST")),
+            "{bad}"
+        );
+    }
+    // Without a session, the same 401 as ever.
+    let anonymous = s.get("/api/approvals?conversationId=cnv_five", None).await;
+    assert_eq!(anonymous.status, 401);
+}

@@ -26,6 +26,7 @@ fn record(id: &str, now: OffsetDateTime) -> ApprovalRecord {
         capability_id: "issue-invoice".into(),
         surface: CallSurface::Model,
         actor: carla(),
+        conversation_id: None,
         input_hash: input_hash(&input),
         input,
         reasons: vec!["r".into()],

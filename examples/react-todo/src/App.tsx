@@ -1,20 +1,23 @@
-// A shared todo list with an assistant: React, @dpas/host, assistant-ui and examples/todo-server.
+// A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
 import { useCallback, useEffect, useState, type FormEvent } from "react";
-import { AssistantRuntimeProvider } from "@assistant-ui/react";
-import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
-import { DpasThread, useDpasRuntime } from "@dpas/host/assistant-ui";
+import * as z from "zod";
+import { toolCallPhase, type ToolCallView } from "@dpas/host";
+import {
+  SurfaceProvider, useAgentComponent, useApprovals, useConversation, usePendingConfirmations, type UseApprovalsResult,
+} from "@dpas/host/react";
 
 interface Todo { id: number; text: string; done: boolean }
-type Filter = "all" | "open" | "done";
+
+// The inputs the model may send, as zod schemas: it is given their JSON Schema, and each
+// handler gets its input validated and typed.
+const Show = z.object({ filter: z.enum(["all", "open", "done"]) });
+const CompleteTodo = z.object({ id: z.number().int().min(1) });
+type Filter = z.infer<typeof Show>["filter"];
 
 async function post(path: string, body: unknown = {}): Promise<any> {
   const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
   return (await fetch(path, init)).json();
 }
-
-// A JSON Schema for an object with exactly these (required) properties.
-const object = (properties: object) =>
-  ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
 
 // The server's capabilities over POST /rpc/<id>; a refusal is thrown with its code.
 async function rpc(id: string, input: unknown = {}): Promise<unknown> {
@@ -48,13 +51,12 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
     type: "todo.list",
     description: "The shared todo list, as the user sees it.",
     observations: [{ name: "read", description: "The filter and the todos it shows.",
-      outputSchema: { type: "object" }, read: () => ({ filter, todos: shown }) }],
+      read: () => ({ filter, todos: shown }) }],
     actions: [{ name: "show", description: "Show all, open or done todos.", effect: "local-state",
-      inputSchema: object({ filter: { enum: ["all", "open", "done"] } }),
-      execute: (input) => setFilter(input.filter as Filter) }],
+      inputSchema: Show, execute: (input) => setFilter(input.filter) }],
     // A server capability the chat reaches only through this screen, after the user confirms.
     procedures: [{ path: "complete-todo", description: "Tick a todo off as done.", effect: "server-mutation",
-      confirmation: "required", inputSchema: object({ id: { type: "integer", minimum: 1 } }) }],
+      confirmation: "required", inputSchema: CompleteTodo }],
   });
   return (
     <section aria-label="Todos">
@@ -64,17 +66,51 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
   );
 }
 
-// The chat: assistant-ui's primitives through @dpas/host/assistant-ui. Tool calls show as cards;
-// a server call answered `approval-required` gets Approve and Deny, and the server's receipt.
-function Assistant({ refresh }: { refresh: () => void }) {
-  const chat = useConversation({ endpoint: "/agent/chat", getPathname: () => location.pathname });
-  const runtime = useDpasRuntime(chat, { onApprovalDecided: refresh });
-  useEffect(() => { if (!chat.state.isRunning) refresh(); }, [chat.state.isRunning, refresh]);
+// A tool call the model made; one that waits for the user's approval gets Approve and Deny
+// (`data-approval` says whether the server's list of pending approvals has it yet).
+function ToolCall({ call, approvals, refresh }: { call: ToolCallView; approvals: UseApprovalsResult; refresh: () => void }) {
+  const [error, setError] = useState<string>();
+  const phase = toolCallPhase(call, { approvals });
+  if (phase.phase !== "awaiting-approval" && phase.phase !== "decided") {
+    return <div data-testid="tool-call">{call.canonicalId}: {call.state}</div>;
+  }
+  const decide = (approved: boolean) =>
+    (approved ? approvals.approve : approvals.deny)(phase.approvalId).then(refresh, (e: Error) => setError(e.message));
   return (
-    <section aria-label="Assistant" aria-busy={chat.state.isRunning}>
-      <AssistantRuntimeProvider runtime={runtime}>
-        <DpasThread />
-      </AssistantRuntimeProvider>
+    <div data-testid="tool-call" data-approval={phase.phase === "decided" ? "decided" : phase.card ? "listed" : "asked"}>
+      {call.canonicalId}: {phase.phase === "decided" ? "decided" : "needs your approval"}
+      {phase.phase === "awaiting-approval" && <>
+        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(true)}>Approve</button>{" "}
+        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(false)}>Deny</button>
+      </>}
+      {phase.phase === "decided" && phase.decision && <p role="status">{phase.decision.receipt.text}</p>}
+      {error && <p role="alert">{error}</p>}
+    </div>
+  );
+}
+
+function Assistant({ user, refresh }: { user: string; refresh: () => void }) {
+  // After a reload the conversation on screen comes back (kept per user of this app).
+  const { state, conversation } = useConversation({
+    endpoint: "/agent/chat", getPathname: () => location.pathname, storageKey: `react-todo conversation of ${user}`,
+  });
+  const approvals = useApprovals(conversation);
+  useEffect(() => { if (!state.isRunning) refresh(); }, [state.isRunning, refresh]);
+  return (
+    <section aria-label="Assistant" aria-busy={state.isRunning}>
+      {state.messages.map((m) => (
+        <div key={m.id} className={m.role}>
+          {m.parts.map((part, i) =>
+            part.type === "tool-call" ? (
+              <ToolCall key={part.toolCallId} call={part} approvals={approvals} refresh={refresh} />
+            ) : part.type === "text" ? (
+              <p key={i}>{part.text}</p>
+            ) : null,
+          )}
+        </div>
+      ))}
+      {state.error && <p role="alert">{state.error.message}</p>}
+      <Field label="Message" button="Send" busy={state.isRunning} onSubmit={(text) => conversation.send(text)} />
     </section>
   );
 }
@@ -105,7 +141,7 @@ export function App() {
     <SurfaceProvider fallback={<p>Loading…</p>} executeProcedure={(path, input) => rpc(path, input)}>
       <h1>Todos, signed in as {user}</h1>
       <TodoList todos={todos} refresh={refresh} />
-      <Assistant refresh={refresh} />
+      <Assistant user={user} refresh={refresh} />
       <ConfirmDialog />
     </SurfaceProvider>
   );

@@ -317,3 +317,66 @@ fn a_thread_that_cannot_be_read_leaves_the_conversation_as_it_was() {
     assert_eq!(f.driver.store().state().conversation_id, "cnv_9");
     assert!(f.driver.store().state().conversation_usage.is_none());
 }
+
+/// Resumes the restored thread over a transport that answers at once.
+fn resume(f: &Fixture) -> Started {
+    let flag = f.aborted.clone();
+    f.driver
+        .start(None, || {
+            Ok::<_, ()>(TurnParts {
+                turn_id: "trn_2".into(),
+                pathname: "/receivables/pending".into(),
+                transport: Box::new(Gated(RefCell::new(None))),
+                signal: Box::new(Flag(flag.clone())),
+                ui: Box::new(Ui),
+                abort: Box::new(|| {}),
+            })
+        })
+        .expect("the parts are made")
+}
+
+#[test]
+fn a_restored_thread_with_an_unanswered_browser_call_resumes_with_it() {
+    let f = Fixture::new();
+    *f.threads.messages.borrow_mut() = Some(Ok(json!([
+        { "role": "user", "content": [{ "type": "text", "text": "What's overdue?" }] },
+        { "role": "assistant", "content": [
+            { "type": "tool-call", "toolCallId": "c1", "toolName": "view_invoices__pending__readState", "input": {} },
+        ] },
+    ])));
+    block_on(f.driver.clone().restore("cnv_9".into())).unwrap();
+    let Started::Running(turn, options) = resume(&f) else {
+        panic!("an unanswered call resumes the turn");
+    };
+    assert_eq!(options.resume.len(), 1);
+    assert!(f.driver.store().state().is_running);
+    let outcome = block_on(run_turn(&turn.env(), options));
+    turn.finish(&outcome);
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    let store = f.driver.store();
+    // The call's answer, then the step's text, in the history and on the restored message.
+    let roles: Vec<_> = store.history().iter().map(|m| m.role).collect();
+    use dpas_protocol::Role;
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    let views = &store.state().messages;
+    assert_eq!(views.len(), 2, "the answer continues the restored message");
+    assert_eq!(
+        views[1].tool_calls[0].state,
+        crate::conversation::ToolCallState::Done
+    );
+    drop(store);
+    // Answered now: nothing left to resume.
+    assert!(matches!(resume(&f), Started::Idle));
+}
+
+#[test]
+fn a_restored_thread_without_unanswered_calls_does_not_resume() {
+    let f = Fixture::new();
+    *f.threads.messages.borrow_mut() = Some(Ok(stored_thread()));
+    block_on(f.driver.clone().restore("cnv_9".into())).unwrap();
+    assert!(matches!(resume(&f), Started::Idle));
+    assert!(!f.driver.store().state().is_running);
+}

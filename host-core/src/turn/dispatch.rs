@@ -122,3 +122,19 @@ impl Confirming {
         })
     }
 }
+
+/// One call of a page tool from outside the step loop (the WebMCP door): resolved like a step's
+/// call against a projection taken now with `scope` (an unavailable or unmounted capability
+/// is the registry's typed answer), with the same confirmation round trip through `ui`.
+/// `call.tool_call_id` is the invocation id.
+pub async fn call_page_tool(
+    surface: &Surface,
+    scope: &[String],
+    call: &PendingToolCall,
+    ui: &dyn TurnUi,
+) -> Dispatched {
+    match prepare(surface, scope, call, ui) {
+        Ok(request) => invoke_confirmed!(surface, request, call, ui),
+        Err(answered) => answered,
+    }
+}

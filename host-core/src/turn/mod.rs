@@ -13,7 +13,7 @@ mod tests;
 
 use catalog::{Call, StepCatalog};
 use dispatch::invoke_confirmed;
-pub use dispatch::Dispatched;
+pub use dispatch::{call_page_tool, Dispatched};
 pub use platform::{
     AbortSignal, ConfirmRequest, StepResponse, Transport, TransportFailure, TurnUi,
 };
@@ -28,6 +28,7 @@ use crate::vec_map::VecMap;
 use dpas_protocol::json::{Map, Value};
 use dpas_protocol::limits::{precheck_request, MAX_STEPS_PER_TURN, TURN_DEADLINE_MS};
 use dpas_protocol::tool::CatalogMode;
+use dpas_protocol::PendingToolCall;
 use dpas_protocol::{
     CatalogV2, ErrorBody, Frame, FrameDecoder, HostError, HostErrorCode, RouteFloors, StepFinish,
     StepRequestV2, ToolResultFrame, Usage, WireModelMessage,
@@ -39,6 +40,13 @@ use futures_util::StreamExt;
 pub enum TurnEvent {
     /// A step is about to be posted.
     StepStarted { step_index: usize },
+    /// The step's connection failed before its end; the same request is posted again after
+    /// `delay_ms` (`attempt` counts from 1), and the server answers it from its step record.
+    StepRetry {
+        step_index: usize,
+        attempt: usize,
+        delay_ms: u32,
+    },
     /// Tools withheld from this step's catalog (the local `catalog.undecodable` inspector).
     CatalogUndecodable { canonical_ids: Vec<String> },
     /// A browser call is about to run (executor browser).
@@ -99,6 +107,9 @@ pub struct TurnOptions {
     /// Direct (one descriptor per capability) or meta (the three `surface_*` tools).
     pub catalog_mode: CatalogMode,
     pub settle: SettlePolicy,
+    /// Browser calls the history left unanswered, run (and confirmed, where required) before
+    /// the first step is posted: a turn resumed after a reload. Usually empty.
+    pub resume: Vec<PendingToolCall>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,9 +236,18 @@ fn failed(signal: &dyn AbortSignal, error: ErrorBody) -> StepEnd {
     }
 }
 
+/// How often a step whose connection failed is posted again, and the first pause (doubled
+/// each time): 250, 500 and 1,000 ms.
+const STEP_RETRIES: usize = 3;
+const RETRY_FIRST_MS: u32 = 250;
+
 /// A step's answer as its body is read (J2.6–7): a 2xx answer's chunks are decoded into
 /// frames; any other's bytes are kept for its error, read to the end or to the first failed
 /// chunk. Synchronous: the step loop awaits the chunks in its own body.
+///
+/// One `StepRead` lives across a step's attempts: the server answers a re-posted step with the
+/// whole step from its first byte (its step record), so an attempt's answer skips the bytes
+/// already decoded and the frames go on where the broken answer stopped, each seen once.
 struct StepRead {
     status: u16,
     ok: bool,
@@ -235,18 +255,33 @@ struct StepRead {
     frames: StepFrames,
     bytes: Vec<u8>,
     failed: bool,
+    /// Body bytes of 2xx answers decoded so far.
+    fed: usize,
+    /// Bytes of the current answer still to skip: what an earlier attempt decoded.
+    skip: usize,
 }
 
 impl StepRead {
-    fn new(response: &StepResponse) -> Self {
+    fn new() -> Self {
         Self {
-            status: response.status,
-            ok: (200..300).contains(&response.status) && response.body.is_some(),
+            status: 0,
+            ok: false,
             decoder: FrameDecoder::new(),
             frames: StepFrames::default(),
             bytes: Vec::new(),
             failed: false,
+            fed: 0,
+            skip: 0,
         }
+    }
+
+    /// Starts reading an attempt's answer.
+    fn answer(&mut self, response: &StepResponse) {
+        self.status = response.status;
+        self.ok = (200..300).contains(&response.status) && response.body.is_some();
+        self.bytes.clear();
+        self.failed = false;
+        self.skip = self.fed;
     }
 
     /// One chunk of the body; `false` once a read failed (stop reading).
@@ -260,13 +295,23 @@ impl StepRead {
             return false;
         };
         if self.ok {
+            let skipped = self.skip.min(chunk.len());
+            self.skip -= skipped;
+            let fresh = &chunk[skipped..];
+            self.fed += fresh.len();
             let frames = &mut self.frames;
             self.decoder
-                .push_lines(&chunk, |frame, raw| frames.handle(frame, raw, observer));
+                .push_lines(fresh, |frame, raw| frames.handle(frame, raw, observer));
         } else {
             self.bytes.extend_from_slice(&chunk);
         }
         true
+    }
+
+    /// A 2xx answer that broke, or ended, before the step's end: posting the step again
+    /// gets the rest.
+    fn broken(&self) -> bool {
+        self.ok && (self.failed || (self.frames.finish.is_none() && self.frames.error.is_none()))
     }
 
     /// How the step ended, once its body is read.
@@ -372,8 +417,12 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
         guard: LoopGuard::new(),
         changes,
     };
+    let mut resume = core::mem::take(&mut turn.options.resume);
+    // A resumed turn's first round answers its calls without posting.
+    let rounds = MAX_STEPS_PER_TURN + usize::from(!resume.is_empty());
+    let mut step_index = 0;
     let (status, error) = 'turn: {
-        for step_index in 0..MAX_STEPS_PER_TURN {
+        for _ in 0..rounds {
             if env.signal.aborted() {
                 break 'turn (TurnStatus::Cancelled, None);
             }
@@ -395,38 +444,75 @@ pub async fn run_turn(env: &TurnEnv<'_>, options: TurnOptions) -> TurnOutcome {
                     canonical_ids: projection.undecodable.clone(),
                 });
             }
-            env.observer
-                .on_event(&TurnEvent::StepStarted { step_index });
-            let request = turn.request(step_index, &projection, &scope);
-            // J2.6–7: POST the step and read its answer.
-            let ended = match env.transport.post(request).await {
-                Err(TransportFailure) => failed(
-                    env.signal,
-                    transport_failed("Could not reach the chat endpoint."),
-                ),
-                Ok(response) => {
-                    let mut read = StepRead::new(&response);
-                    if let Some(mut stream) = response.body {
-                        while let Some(chunk) = stream.next().await {
-                            if !read.chunk(chunk, env.observer) {
-                                break;
+            let pending = if resume.is_empty() {
+                env.observer
+                    .on_event(&TurnEvent::StepStarted { step_index });
+                let request = turn.request(step_index, &projection, &scope);
+                // J2.6–7: POST the step and read its answer; after a failed connection or a
+                // broken stream, post the same bytes again, up to `STEP_RETRIES` times with a
+                // doubling pause (the server answers from its step record).
+                let mut read = StepRead::new();
+                let mut attempt = 0;
+                let ended = loop {
+                    let reached = match env.transport.post(request.clone()).await {
+                        Err(TransportFailure) => false,
+                        Ok(response) => {
+                            read.answer(&response);
+                            if let Some(mut stream) = response.body {
+                                while let Some(chunk) = stream.next().await {
+                                    if !read.chunk(chunk, env.observer) {
+                                        break;
+                                    }
+                                }
                             }
+                            true
                         }
+                    };
+                    if (reached && !read.broken())
+                        || attempt == STEP_RETRIES
+                        || env.signal.aborted()
+                    {
+                        break if reached {
+                            read.end(env.signal)
+                        } else {
+                            failed(
+                                env.signal,
+                                transport_failed("Could not reach the chat endpoint."),
+                            )
+                        };
                     }
-                    read.end(env.signal)
+                    let delay_ms = RETRY_FIRST_MS << attempt;
+                    attempt += 1;
+                    env.observer.on_event(&TurnEvent::StepRetry {
+                        step_index,
+                        attempt,
+                        delay_ms,
+                    });
+                    // The pause yields to the page like the settle-wait does; a cancel ends it.
+                    let resume_at = env.clock.now_ms() + f64::from(delay_ms);
+                    while env.clock.now_ms() < resume_at {
+                        if env.signal.aborted() {
+                            break 'turn (TurnStatus::Cancelled, None);
+                        }
+                        env.yielder.yield_task().await;
+                    }
+                };
+                let (finish, frames) = match ended {
+                    StepEnd::Finished(finish, frames) => (finish, frames),
+                    StepEnd::Stop(status, error) => break 'turn (status, error),
+                };
+                turn.usage = Usage::sum_opt(turn.usage, finish.usage);
+                turn.history.extend(finish.response_messages);
+                let pending = finish.pending_tool_calls;
+                if let Some(verdict) = turn.guard_server_results(&frames) {
+                    turn.history.extend(unexecuted_results(&pending));
+                    break 'turn (TurnStatus::Error, Some(body(verdict)));
                 }
+                step_index += 1;
+                pending
+            } else {
+                core::mem::take(&mut resume)
             };
-            let (finish, frames) = match ended {
-                StepEnd::Finished(finish, frames) => (finish, frames),
-                StepEnd::Stop(status, error) => break 'turn (status, error),
-            };
-            turn.usage = Usage::sum_opt(turn.usage, finish.usage);
-            turn.history.extend(finish.response_messages);
-            let pending = finish.pending_tool_calls;
-            if let Some(verdict) = turn.guard_server_results(&frames) {
-                turn.history.extend(unexecuted_results(&pending));
-                break 'turn (TurnStatus::Error, Some(body(verdict)));
-            }
             if pending.is_empty() {
                 break 'turn (TurnStatus::Completed, None);
             }

@@ -1,5 +1,5 @@
-//! `/api/approvals`: the caller's pending approvals as cards (reference-behaviour N4), and the
-//! decision, whose receipt also goes to the thread it names.
+//! `/api/approvals`: the caller's pending approvals as cards (reference-behaviour N4), all or
+//! one conversation's, and the decision, whose receipt also goes to the thread it names.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
@@ -30,6 +30,9 @@ fn card(r: &ApprovalRecord) -> Value {
         "requestedAt": rfc3339(r.requested_at),
         "expiresAt": rfc3339(r.expires_at),
     });
+    if let Some(conversation) = &r.conversation_id {
+        v["conversationId"] = json!(conversation);
+    }
     if let Some(target) = &r.target {
         v["target"] = target.clone();
     }
@@ -75,16 +78,47 @@ async fn owned_record(
         .ok_or(ApiError::NotFound)
 }
 
+/// The list's query: nothing (every pending approval of the caller's) or
+/// `conversationId=<id>` (those requested in that conversation).
+fn conversation_filter(query: &str) -> Result<Option<String>, ApiError> {
+    let bad = |message: &str| ApiError::BadRequest(message.to_owned());
+    let mut conversation = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key != "conversationId" {
+            return Err(bad("Only conversationId is accepted."));
+        }
+        if conversation.is_some() {
+            return Err(bad("conversationId is given twice."));
+        }
+        let value = value.replace('+', " ");
+        let decoded = percent_encoding::percent_decode_str(&value)
+            .decode_utf8()
+            .map_err(|_| bad("conversationId is not UTF-8."))?;
+        if decoded.is_empty() {
+            return Err(bad("conversationId is empty."));
+        }
+        conversation = Some(decoded.into_owned());
+    }
+    Ok(conversation)
+}
+
 pub(crate) async fn list_approvals(
     state: web::Data<AppState>,
     Caller(actor): Caller,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    let conversation = conversation_filter(req.query_string())?;
     let records = state
         .runtime
         .pending_approvals_of(&actor.id)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let cards: Vec<Value> = records.iter().map(card).collect();
+    let cards: Vec<Value> = records
+        .iter()
+        .filter(|r| conversation.is_none() || r.conversation_id == conversation)
+        .map(card)
+        .collect();
     Ok(HttpResponse::Ok().json(cards))
 }
 
@@ -254,6 +288,26 @@ impl Resolution {
 mod tests {
     use super::*;
     use dpas_governance::CapabilityError;
+
+    #[test]
+    fn the_list_takes_one_conversation_id_or_none() {
+        let filter = |q: &str| conversation_filter(q).map_err(|e| e.to_string());
+        assert_eq!(filter(""), Ok(None));
+        assert_eq!(filter("conversationId=cnv_1"), Ok(Some("cnv_1".to_owned())));
+        assert_eq!(
+            filter("conversationId=a%2Fb+c"),
+            Ok(Some("a/b c".to_owned()))
+        );
+        for bad in [
+            "conversationId=",
+            "conversationId",
+            "conversationId=a&conversationId=b",
+            "thread=cnv_1",
+            "conversationId=%FF",
+        ] {
+            assert!(filter(bad).is_err(), "{bad}");
+        }
+    }
 
     fn failed(code: CapabilityErrorCode) -> Option<Envelope> {
         Some(Envelope::Error(CapabilityError::of(code)))

@@ -123,14 +123,17 @@ fn turn_parts(options: &Options) -> Result<TurnParts, JsValue> {
     })
 }
 
+/// A message's turn, or with no `text` a restored thread's resumed one (`null` when there was
+/// nothing to resume).
 async fn send(
     driver: Rc<ConversationDriver>,
     options: Rc<Options>,
-    text: String,
+    text: Option<String>,
 ) -> Result<JsValue, JsValue> {
     // The driver's `send`, with the turn run in this future rather than in a nested one.
-    let (turn, turn_options) = match driver.start(&text, || turn_parts(&options))? {
+    let (turn, turn_options) = match driver.start(text.as_deref(), || turn_parts(&options))? {
         Started::Busy(outcome) => return Ok(outcome_to_js(&outcome)),
+        Started::Idle => return Ok(JsValue::NULL),
         Started::Running(turn, turn_options) => (turn, turn_options),
     };
     let outcome = run_turn(&turn.env(), turn_options).await;
@@ -250,7 +253,15 @@ impl Conversation {
     /// Sends a user message and runs the turn.
     #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
     pub fn send(&self, text: String) -> js_sys::Promise {
-        super::convert::promise(send(self.driver.clone(), self.options.clone(), text))
+        super::convert::promise(send(self.driver.clone(), self.options.clone(), Some(text)))
+    }
+
+    /// After `restore`: answers the browser calls the thread's last assistant message left
+    /// unanswered (a reload while a call waited for the user's confirmation asks again) and
+    /// continues that turn. Resolves `null` when nothing is unanswered or a turn runs.
+    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult | null>")]
+    pub fn resume(&self) -> js_sys::Promise {
+        super::convert::promise(send(self.driver.clone(), self.options.clone(), None))
     }
 
     /// Cancels the running turn, if any; its `send` resolves `cancelled`.

@@ -10,6 +10,7 @@ mod pattern;
 mod platform;
 mod surface;
 mod turn;
+mod webmcp;
 
 #[cfg(test)]
 mod tests;
@@ -17,6 +18,7 @@ mod tests;
 pub use conversation::Conversation;
 pub use surface::{JsSurface, RegistrationHandle};
 pub use turn::run_turn_export;
+pub use webmcp::{call_page_tool_export, page_tools};
 
 use wasm_bindgen::prelude::*;
 

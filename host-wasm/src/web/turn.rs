@@ -203,6 +203,16 @@ pub(crate) fn loop_event(event: &TurnEvent) -> Option<JsValue> {
             ("type", "step-start".into()),
             ("stepIndex", (*step_index as f64).into()),
         ]),
+        TurnEvent::StepRetry {
+            step_index,
+            attempt,
+            delay_ms,
+        } => object(&[
+            ("type", "step-retry".into()),
+            ("stepIndex", (*step_index as f64).into()),
+            ("attempt", (*attempt as f64).into()),
+            ("delayMs", f64::from(*delay_ms).into()),
+        ]),
         TurnEvent::ToolCallStarted {
             tool_call_id,
             wire_name,
@@ -381,6 +391,7 @@ fn read_options(options: &JsValue) -> Result<(Run, TurnOptions), JsValue> {
         model_id,
         catalog_mode,
         settle: SettlePolicy::default(),
+        resume: Vec::new(),
     };
     Ok((run, turn))
 }

@@ -1,11 +1,11 @@
 // The assistant dock: @dpas/host/assistant-ui's runtime over the conversation, with the demo's
 // own thread layout, markdown and cards.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { AssistantRuntimeProvider, ComposerPrimitive, MessagePrimitive, ThreadPrimitive } from "@assistant-ui/react";
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { useApprovals, useConversation, usePendingConfirmations } from "@dpas/host/react";
 import { useDpasRuntime } from "@dpas/host/assistant-ui";
 import { listThreads, type Session } from "../api";
 import { ROUTE_SCOPES } from "../routes";
@@ -14,7 +14,6 @@ import { Inspector } from "./Inspector";
 import { TokenMeter } from "./TokenMeter";
 import { DockContext, ToolCard } from "./ToolCard";
 
-const THREAD_KEY = "dpas:thread";
 export const SUGGESTION = { label: "What's overdue?", prompt: "Which invoices are overdue, and by how much?" };
 
 interface DockProps {
@@ -26,7 +25,8 @@ export function Dock({ session, onClose }: DockProps) {
   const queryClient = useQueryClient();
   const [mode, setMode] = useState<"direct" | "meta">("direct");
   const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
-  // The conversation store lives while the dock is mounted; confirmations go to <ConfirmDialog>.
+  // The conversation store lives while the dock is mounted, and the thread on screen comes
+  // back after a reload; confirmations go to <ConfirmDialog>.
   const chat = useConversation({
     endpoint: "/agent/chat",
     threadsEndpoint: "/api/threads",
@@ -38,13 +38,11 @@ export function Dock({ session, onClose }: DockProps) {
     onEvent: (event) => {
       if (event.type === "reconcile") void queryClient.invalidateQueries();
     },
+    storageKey: `dpas:thread ${session.user.email}`,
   });
-  const { conversation, state } = chat;
-
-  // Keep the open thread across reloads.
-  useEffect(() => {
-    if (state.messages.length > 0) window.localStorage.setItem(THREAD_KEY, state.conversationId);
-  }, [state.conversationId, state.messages.length]);
+  const { conversation, state, restoring: reopening } = chat;
+  // The thread's pending approvals, for the tool cards.
+  const approvals = useApprovals(conversation);
 
   const [restoring, setRestoring] = useState(false);
   const [showThreads, setShowThreads] = useState(false);
@@ -56,22 +54,12 @@ export function Dock({ session, onClose }: DockProps) {
       setRestoring(true);
       try {
         await conversation.restore(id);
-        window.localStorage.setItem(THREAD_KEY, id);
       } finally {
         setRestoring(false);
       }
     },
     [conversation],
   );
-
-  // After a reload, reopen the thread that was open (when it is still the user's).
-  const restoredOnce = useRef(false);
-  useEffect(() => {
-    if (restoredOnce.current || !threads.data) return;
-    restoredOnce.current = true;
-    const last = window.localStorage.getItem(THREAD_KEY);
-    if (last && threads.data.some((t) => t.id === last)) void restore(last);
-  }, [threads.data, restore]);
 
   // The thread list changes when a turn ends.
   useEffect(() => {
@@ -80,23 +68,11 @@ export function Dock({ session, onClose }: DockProps) {
 
   const runtime = useDpasRuntime(chat);
 
-  // After an approval decision the server appended a receipt to the thread: reload the
-  // thread so the history the next turn sends includes it.
-  const dockContext = useMemo(
-    () => ({
-      conversationId: state.conversationId,
-      afterDecision: () => {
-        if (!conversation.getState().isRunning) void restore(conversation.getState().conversationId);
-      },
-    }),
-    [state.conversationId, conversation, restore],
-  );
-
   const scripted = session.models.length === 0 || session.models.every((m) => m.startsWith("scripted"));
 
   return (
     <aside className="dock" role="region" aria-label="Copilot" aria-busy={state.isRunning}>
-      <DockContext.Provider value={dockContext}>
+      <DockContext.Provider value={approvals}>
       <AssistantRuntimeProvider runtime={runtime}>
         <header className="dock-head">
           <div className="dock-controls">
@@ -140,10 +116,7 @@ export function Dock({ session, onClose }: DockProps) {
             <button
               type="button"
               disabled={state.isRunning}
-              onClick={() => {
-                conversation.reset();
-                window.localStorage.removeItem(THREAD_KEY);
-              }}
+              onClick={() => conversation.reset()}
             >
               New thread
             </button>
@@ -198,7 +171,7 @@ export function Dock({ session, onClose }: DockProps) {
               </div>
             </ThreadPrimitive.Empty>
             <ThreadPrimitive.Messages components={{ UserMessage, AssistantMessage }} />
-            {restoring && <p className="muted">Restoring the thread…</p>}
+            {(restoring || reopening) && <p className="muted">Restoring the thread…</p>}
             {state.error && (
               <p role="alert" className="error">
                 {state.error.code}: {state.error.message}

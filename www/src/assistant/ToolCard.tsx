@@ -1,15 +1,13 @@
 import { createContext, useContext, useState } from "react";
 import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { decideApproval, type ApprovalDecision, type ApprovalTarget } from "../api";
+import type { UseApprovalsResult } from "@dpas/host/react";
+import { getApproval, type ApprovalTarget } from "../api";
 import type { DpasToolArtifact } from "@dpas/host/assistant-ui";
 import { formatEur } from "../format";
 
-/** What tool cards need from the dock. */
-export const DockContext = createContext<{ conversationId: string; afterDecision: () => void }>({
-  conversationId: "",
-  afterDecision: () => {},
-});
+/** The dock's conversation's approvals (useApprovals), for its tool cards. */
+export const DockContext = createContext<UseApprovalsResult | null>(null);
 
 interface ApprovalRequired {
   status: "approval-required";
@@ -62,14 +60,6 @@ export function ToolCard(props: ToolCallMessagePartProps) {
   );
 }
 
-interface ApprovalRecordView {
-  status: string;
-  decision?: { status: string; approver: string };
-  /** What the approval acts on, as it was when requested (the server refuses if it changed). */
-  target?: ApprovalTarget | null;
-  message?: string;
-}
-
 /** The approval's target as it was when requested: what the decision is about. */
 export function ApprovalTargetLine({ target }: { target: ApprovalTarget }) {
   return (
@@ -90,35 +80,29 @@ function ApprovalCard({
   canonicalId: string;
   input: unknown;
 }) {
-  const { conversationId, afterDecision } = useContext(DockContext);
+  const approvals = useContext(DockContext);
   const queryClient = useQueryClient();
-  const [receipt, setReceipt] = useState<ApprovalDecision["receipt"] | null>(null);
-  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const id = approval.approvalId;
+  const pending = approvals?.approvals.find((a) => a.id === id);
+  const decision = approvals?.decision(id);
+  // Not pending once the conversation's list is in: decided before (a reload, another tab).
+  const decidedBefore = !decision && !pending && approvals?.loaded === true;
   const record = useQuery({
-    queryKey: ["approval", approval.approvalId],
-    queryFn: async (): Promise<ApprovalRecordView | null> => {
-      const response = await fetch(`/api/approvals/${encodeURIComponent(approval.approvalId)}`, {
-        credentials: "same-origin",
-      });
-      return response.ok ? ((await response.json()) as ApprovalRecordView) : null;
-    },
+    queryKey: ["approval", id],
+    queryFn: () => getApproval(id),
+    enabled: decidedBefore,
   });
-  const decided = receipt !== null || (record.data != null && record.data.status !== "pending");
+  const target = (pending?.target ?? record.data?.target) as ApprovalTarget | null | undefined;
 
   const decide = async (approved: boolean) => {
-    setBusy(true);
+    if (!approvals) return;
     setError(null);
     try {
-      const result = await decideApproval(approval.approvalId, approved, conversationId);
-      setReceipt(result.receipt);
+      const result = await (approved ? approvals.approve : approvals.deny)(id);
       if (result.resolution.status === "completed") await queryClient.invalidateQueries();
-      else await queryClient.invalidateQueries({ queryKey: ["approval", approval.approvalId] });
-      afterDecision();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      setBusy(false);
     }
   };
 
@@ -127,20 +111,23 @@ function ApprovalCard({
       <p>
         <strong>Approval required.</strong> {approval.message ?? `The assistant asked to run ${canonicalId}.`}
       </p>
-      {record.data?.target && <ApprovalTargetLine target={record.data.target} />}
+      {target && <ApprovalTargetLine target={target} />}
       <pre className="json">{JSON.stringify(input ?? {}, null, 2)}</pre>
-      {receipt ? (
-        <p className={receipt.ok ? "receipt ok" : "receipt failed"} role="status">
-          {receipt.text}
+      {decision ? (
+        <p className={decision.receipt.ok ? "receipt ok" : "receipt failed"} role="status">
+          {decision.receipt.text}
         </p>
-      ) : decided ? (
+      ) : decidedBefore ? (
         <p className="receipt" role="status">
-          {record.data?.decision?.status === "approved" ? "Approved" : record.data?.status === "rejected" ? "Denied" : `Status: ${record.data?.status}`}
+          {record.data?.decision?.status === "approved" ? "Approved" : record.data?.status === "rejected" ? "Denied" : `Status: ${record.data?.status ?? "decided"}`}
           {record.data?.decision?.approver ? ` by ${record.data.decision.approver}` : ""}.
           {record.data?.message ? ` ${record.data.message}` : ""}
         </p>
       ) : (
-        <DecisionButtons busy={busy} decide={decide} />
+        <DecisionButtons
+          busy={!approvals || approvals.isDeciding(id) || (!pending && !approvals.error)}
+          decide={decide}
+        />
       )}
       {error && <p role="alert">{error}</p>}
     </div>

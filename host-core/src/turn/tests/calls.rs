@@ -291,6 +291,21 @@ fn browser_failures_in_a_row_stop_the_turn_and_the_rest_are_not_executed() {
 }
 
 fn confirmed_table(h: &Harness) {
+    register_confirmed_table(h);
+    h.reply(step(
+        &[],
+        &[call(
+            "c1",
+            "view_invoices__bulk__archiveAll",
+            "view:invoices.bulk.archiveAll",
+            json!({}),
+        )],
+        None,
+    ));
+    h.reply(done());
+}
+
+fn register_confirmed_table(h: &Harness) {
     let mut def = ComponentDef::new("invoices.bulk", "Bulk actions.");
     let screen = h.screen.clone();
     let execute = Handler::sync(move |input, _| {
@@ -310,17 +325,78 @@ fn confirmed_table(h: &Harness) {
     archive.confirmation = Confirmation::Required;
     def.actions.push(archive);
     h.surface.register(def).unwrap();
-    h.reply(step(
-        &[],
-        &[call(
-            "c1",
-            "view_invoices__bulk__archiveAll",
-            "view:invoices.bulk.archiveAll",
-            json!({}),
-        )],
-        None,
-    ));
+}
+
+/// A turn resumed after a reload: the restored history ends with the call the user had not
+/// yet confirmed.
+fn resumed(h: &Harness) -> TurnOptions {
+    let mut options = h.options();
+    options.messages.push(
+        dpas_protocol::test_support::from_value(json!({ "role": "assistant", "content": [
+            { "type": "tool-call", "toolCallId": "c1", "toolName": "view_invoices__bulk__archiveAll", "input": {} }
+        ] }))
+        .unwrap(),
+    );
+    options.resume = vec![PendingToolCall {
+        tool_call_id: "c1".into(),
+        wire_name: "view_invoices__bulk__archiveAll".into(),
+        canonical_id: "view:invoices.bulk.archiveAll".into(),
+        input: json!({}),
+    }];
+    options
+}
+
+#[test]
+fn a_resumed_turn_asks_again_runs_once_approved_and_posts_the_answer_as_step_0() {
+    let h = Harness::new();
+    h.fake.confirm_answer.set(true);
+    register_confirmed_table(&h);
     h.reply(done());
+    let outcome = h.run(resumed(&h));
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert_eq!(h.fake.confirms.borrow().len(), 1);
+    assert_eq!(h.fake.confirms.borrow()[0].tool_call_id, "c1");
+    assert_eq!(h.screen.calls.borrow().len(), 1);
+    let posted = h.posted();
+    assert_eq!(
+        posted.len(),
+        1,
+        "the calls are answered before the one step"
+    );
+    assert_eq!(posted[0]["stepIndex"], 0);
+    let last = posted[0]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["content"][0]["toolCallId"], "c1");
+    assert_eq!(
+        last["content"][0]["output"]["value"],
+        json!({ "done": true })
+    );
+}
+
+#[test]
+fn a_resumed_turn_denied_posts_the_denial_and_runs_nothing() {
+    let h = Harness::new();
+    h.fake.confirm_answer.set(false);
+    register_confirmed_table(&h);
+    h.reply(done());
+    let outcome = h.run(resumed(&h));
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert!(h.screen.calls.borrow().is_empty());
+    let last = h.posted()[0]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        last["content"][0]["output"]["value"]["error"]["code"],
+        "CONFIRMATION_INVALID"
+    );
 }
 
 #[test]

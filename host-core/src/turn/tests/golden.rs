@@ -45,6 +45,7 @@ fn the_golden_turn_posts_exactly_what_the_reference_browser_posted() {
         model_id: Some("mock/scripted".into()),
         catalog_mode: CatalogMode::Direct,
         settle: SettlePolicy::default(),
+        resume: Vec::new(),
     };
     let outcome = h.run(options);
     assert_eq!(outcome.status, TurnStatus::Completed, "{:?}", outcome.error);

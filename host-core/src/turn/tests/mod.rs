@@ -175,6 +175,7 @@ impl Harness {
             model_id: None,
             catalog_mode: CatalogMode::Direct,
             settle: SettlePolicy::default(),
+            resume: Vec::new(),
         }
     }
 

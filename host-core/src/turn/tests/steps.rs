@@ -83,15 +83,23 @@ fn http_errors_use_the_body_when_it_names_code_and_message() {
     );
 }
 
+/// Every attempt of a step (the first and its [`STEP_RETRIES`] retries) gets this reply.
+fn every_attempt(h: &Harness, reply: impl Fn() -> Reply) {
+    for _ in 0..=STEP_RETRIES {
+        h.reply(reply());
+    }
+}
+
 #[test]
 fn an_unreachable_endpoint_is_transport_failed_unless_cancelled() {
     let h = Harness::new();
-    h.reply(Reply::Unreachable);
+    every_attempt(&h, || Reply::Unreachable);
     let outcome = h.run(h.options());
     assert_eq!(
         error(&outcome),
         ("TRANSPORT_FAILED", "Could not reach the chat endpoint.")
     );
+    assert_eq!(h.posted().len(), 1 + STEP_RETRIES);
     let h = Harness::new();
     h.reply(Reply::Unreachable);
     h.fake.abort_on_post.set(Some(1));
@@ -100,12 +108,13 @@ fn an_unreachable_endpoint_is_transport_failed_unless_cancelled() {
         (outcome.status, outcome.error),
         (TurnStatus::Cancelled, None)
     );
+    assert_eq!(h.posted().len(), 1, "a cancelled turn posts nothing again");
 }
 
 #[test]
 fn a_broken_stream_is_interrupted_unless_cancelled() {
     let h = Harness::new();
-    h.reply(Reply::Broken(ndjson(&[start(json!([]))])));
+    every_attempt(&h, || Reply::Broken(ndjson(&[start(json!([]))])));
     assert_eq!(
         error(&h.run(h.options())),
         ("TRANSPORT_FAILED", "The chat stream was interrupted.")
@@ -114,6 +123,7 @@ fn a_broken_stream_is_interrupted_unless_cancelled() {
     h.reply(Reply::Broken(ndjson(&[start(json!([]))])));
     h.fake.abort_on_post.set(Some(1));
     assert_eq!(h.run(h.options()).status, TurnStatus::Cancelled);
+    assert_eq!(h.posted().len(), 1);
 }
 
 #[test]
@@ -121,10 +131,134 @@ fn a_stream_that_ends_without_step_finish_is_interrupted() {
     let h = Harness::new();
     let mut bytes = ndjson(&[start(json!([]))]);
     bytes.extend_from_slice(br#"{"type":"step-finish""#);
-    h.reply(Reply::Stream(bytes, 16));
+    every_attempt(&h, || Reply::Stream(bytes.clone(), 16));
     assert_eq!(
         error(&h.run(h.options())),
         ("TRANSPORT_FAILED", "The chat stream was interrupted.")
+    );
+}
+
+fn retries(h: &Harness) -> Vec<(usize, usize, u32)> {
+    h.fake
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::StepRetry {
+                step_index,
+                attempt,
+                delay_ms,
+            } => Some((*step_index, *attempt, *delay_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_step_broken_mid_frame_is_posted_again_and_read_on_from_where_it_broke() {
+    // The server answers the re-posted step with the whole step from its record: the loop
+    // skips what it already decoded, so every frame is seen once and the turn completes.
+    let whole = ndjson(&step_frames(
+        &[
+            json!({ "type": "text-delta", "text": "Hel" }),
+            json!({ "type": "text-delta", "text": "lo" }),
+        ],
+        &[],
+        None,
+    ));
+    let once = Harness::new();
+    once.reply(Reply::Stream(whole.clone(), 7));
+    let expected = once.run(once.options());
+    let expected_frames = once.fake.frames.borrow().clone();
+
+    let h = Harness::new();
+    // Broken inside the second frame's line.
+    let cut = whole.iter().position(|&b| b == b'\n').unwrap() + 9;
+    h.reply(Reply::Broken(whole[..cut].to_vec()));
+    h.reply(Reply::Stream(whole, 7));
+    let outcome = h.run(h.options());
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert_eq!(outcome.messages, expected.messages);
+    assert_eq!(*h.fake.frames.borrow(), expected_frames);
+    let posted = h.posted();
+    assert_eq!(posted.len(), 2);
+    assert_eq!(posted[0], posted[1], "a retry posts the same request");
+    assert_eq!(retries(&h), vec![(0, 1, 250)]);
+}
+
+#[test]
+fn an_unreachable_step_is_retried_with_doubling_pauses_and_completes() {
+    let h = Harness::new();
+    h.reply(Reply::Unreachable);
+    h.reply(Reply::Unreachable);
+    h.reply(Reply::Broken(Vec::new()));
+    h.reply(done());
+    let before = h.fake.clock.0.get();
+    let outcome = h.run(h.options());
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert_eq!(retries(&h), vec![(0, 1, 250), (0, 2, 500), (0, 3, 1000)]);
+    assert!(h.fake.clock.0.get() - before >= 1750.0, "the pauses passed");
+}
+
+#[test]
+fn a_cancel_during_the_pause_ends_the_turn_without_posting_again() {
+    let h = Harness::new();
+    h.reply(Reply::Unreachable);
+    h.fake.abort_on_post.set(None);
+    // The UI's cancel arrives while the loop waits: the first yield of the pause aborts.
+    let outcome = {
+        let fake = &h.fake;
+        let cancel = CancelOnYield(fake);
+        let env = TurnEnv {
+            surface: &h.surface,
+            transport: fake,
+            clock: &*fake.clock,
+            yielder: &cancel,
+            signal: fake,
+            ui: fake,
+            observer: fake,
+        };
+        block_on(run_turn(&env, h.options()))
+    };
+    assert_eq!(
+        (outcome.status, outcome.error),
+        (TurnStatus::Cancelled, None)
+    );
+    assert_eq!(h.posted().len(), 1);
+    assert_eq!(retries(&h), vec![(0, 1, 250)]);
+}
+
+struct CancelOnYield<'a>(&'a Fake);
+
+impl TaskYield for CancelOnYield<'_> {
+    fn yield_task(&self) -> LocalBoxFuture<'static, ()> {
+        self.0.aborted.set(true);
+        async {}.boxed_local()
+    }
+}
+
+#[test]
+fn an_answer_that_is_not_the_step_is_not_retried() {
+    // The owning replica died mid-step: what it did is unknown, so the turn ends.
+    let h = Harness::new();
+    h.reply(Reply::Broken(ndjson(&[start(json!([]))])));
+    h.reply(Reply::Status(
+        503,
+        br#"{"error":{"code":"STEP_INTERRUPTED","message":"The step was interrupted."}}"#.to_vec(),
+    ));
+    let outcome = h.run(h.options());
+    assert_eq!(
+        error(&outcome),
+        ("STEP_INTERRUPTED", "The step was interrupted.")
+    );
+    assert_eq!(h.posted().len(), 2);
+    let h = Harness::new();
+    h.reply(Reply::Status(502, b"bad gateway".to_vec()));
+    h.run(h.options());
+    assert_eq!(
+        h.posted().len(),
+        1,
+        "an HTTP error answer is not a broken connection"
     );
 }
 

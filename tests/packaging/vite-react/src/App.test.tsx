@@ -1,11 +1,13 @@
 // A component test as an app team writes it: vitest + jsdom in Node, the packed @dpas/host
 // initialised by <SurfaceProvider> from the wasm file (no fetch), one turn against a stub server.
-import { StrictMode } from "react";
+import { act, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
+import * as z from "zod";
 import init, { Surface } from "@dpas/host";
+import { SurfaceProvider, useAgentComponent, useSurface } from "@dpas/host/react";
 import { startStub } from "../../stub-server.mjs";
-import { App } from "./App";
+import { AddTodo, App } from "./App";
 
 let stub: Awaited<ReturnType<typeof startStub>>;
 beforeAll(async () => {
@@ -47,6 +49,10 @@ test("a component registered with useAgentComponent runs the model's call in a t
   // registered, unregistered and registered again).
   const tools = stub.requests[0].catalog.frontendTools.map((t: { wireName: string }) => t.wireName);
   expect(tools).toEqual(["view_todo__list__read", "view_todo__list__add", "view_todo__list__clear"]);
+  // The zod schema went to the model as its JSON Schema.
+  expect(stub.requests[0].catalog.frontendTools[1].inputSchema).toEqual(
+    z.toJSONSchema(AddTodo, { io: "input", target: "draft-2020-12" }),
+  );
   root.unmount();
 });
 
@@ -62,4 +68,42 @@ test("init() is idempotent and resolves in Node; a refused duplicate registratio
   expect(String(warn.mock.calls[0][0])).toContain('refused "todo.dup" (instanceId "default")');
   warn.mockRestore();
   surface.free();
+});
+
+test("a zod schema written inline, a new object every render, does not re-register while it says the same", async () => {
+  let surface: Surface | undefined;
+  let renders = 0;
+  function Counter({ limit }: { limit: number }) {
+    surface = useSurface();
+    renders += 1;
+    useAgentComponent({
+      type: "counter",
+      description: "A counter.",
+      actions: [
+        {
+          name: "set",
+          description: "Set the count.",
+          effect: "local-state",
+          inputSchema: z.object({ count: z.number().int().max(limit) }),
+          execute: ({ count }) => count,
+        },
+      ],
+    });
+    return <p>{limit}</p>;
+  }
+  const container = document.body.appendChild(document.createElement("div"));
+  const root = createRoot(container);
+  const show = (limit: number) => act(() => root.render(<SurfaceProvider><Counter limit={limit} /></SurfaceProvider>));
+  show(10);
+  await vi.waitFor(() => expect(container.textContent).toBe("10"));
+  const registered = surface!.surfaceVersion;
+  const before = renders;
+  show(10);
+  show(10);
+  expect(renders).toBe(before + 2);
+  expect(surface!.surfaceVersion).toBe(registered);
+  // A schema that says something else updates the registration.
+  show(20);
+  expect(surface!.surfaceVersion).toBe(registered + 1);
+  root.unmount();
 });

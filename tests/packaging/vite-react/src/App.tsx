@@ -1,8 +1,11 @@
 // What a new user writes: a todo list the assistant can read and add to, and a button that
-// asks the assistant, with nothing but @dpas/host and @dpas/host/react.
+// asks the assistant, with @dpas/host, @dpas/host/react and a zod schema for the input.
 import { useState } from "react";
-import { CapabilityError, EMPTY_INPUT_SCHEMA } from "@dpas/host";
+import * as z from "zod";
+import { EMPTY_INPUT_SCHEMA } from "@dpas/host";
 import { SurfaceProvider, useAgentComponent, useConversation } from "@dpas/host/react";
+
+export const AddTodo = z.object({ text: z.string().trim().min(1, "A todo needs text.") });
 
 function Todos() {
   const [todos, setTodos] = useState<string[]>([]);
@@ -22,15 +25,8 @@ function Todos() {
         name: "add",
         description: "Add a todo.",
         effect: "local-state",
-        inputSchema: {
-          type: "object",
-          properties: { text: { type: "string" } },
-          required: ["text"],
-          additionalProperties: false,
-        },
-        execute: (input) => {
-          const text = String(input.text).trim();
-          if (!text) throw new CapabilityError("INVALID_INPUT", "A todo needs text.", "with-changes");
+        inputSchema: AddTodo,
+        execute: ({ text }) => {
           setTodos((list) => [...list, text]);
           return { added: text, count: todos.length + 1 };
         },

@@ -1,9 +1,11 @@
 // README.md's quick start, verbatim (scripts/check-docs.test.mjs compares them): the fixture's
 // strict tsc checks it, so the snippet stays true to the package's types.
 import { useState } from "react";
+import * as z from "zod";
 import { SurfaceProvider, useAgentComponent, useConversation } from "@dpas/host/react";
 
-type Card = { id: string; title: string; column: string };
+const Column = z.enum(["todo", "doing", "done"]);
+type Card = { id: string; title: string; column: z.infer<typeof Column> };
 
 function Board() {
   const [cards, setCards] = useState<Card[]>([
@@ -17,7 +19,6 @@ function Board() {
       {
         name: "read",
         description: "Every card on the board, with its column.",
-        outputSchema: { type: "object" },
         read: () => ({ cards }),
       },
     ],
@@ -26,15 +27,11 @@ function Board() {
         name: "moveCard",
         description: "Move a card to another column.",
         effect: "local-state",
-        inputSchema: {
-          type: "object",
-          properties: { id: { type: "string" }, column: { enum: ["todo", "doing", "done"] } },
-          required: ["id", "column"],
-          additionalProperties: false,
-        },
-        execute: (input) => {
-          setCards((all) => all.map((c) => (c.id === input.id ? { ...c, column: String(input.column) } : c)));
-          return { moved: input.id, to: input.column };
+        // The model gets the schema as JSON Schema; `execute` gets the input zod validated, typed.
+        inputSchema: z.object({ id: z.string(), column: Column }),
+        execute: ({ id, column }) => {
+          setCards((all) => all.map((c) => (c.id === id ? { ...c, column } : c)));
+          return { moved: id, to: column };
         },
       },
     ],
