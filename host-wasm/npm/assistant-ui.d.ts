@@ -9,7 +9,14 @@ import type {
   ToolCallMessagePartComponent,
   ToolCallMessagePartProps,
 } from "@assistant-ui/react";
-import type { ChatMessageView, Conversation, ConversationState, ToolCallView } from "./index.js";
+import type {
+  ApprovalDecision,
+  ChatMessageView,
+  Conversation,
+  ConversationState,
+  ToolCallPhase,
+  ToolCallView,
+} from "./index.js";
 
 /** The `artifact` of every tool-call part the runtime produces (`toolName` is the canonical id). */
 export interface DpasToolArtifact {
@@ -19,19 +26,11 @@ export interface DpasToolArtifact {
   state: ToolCallView["state"];
 }
 
-/** What `POST {approvalsEndpoint}/:id` answered, with the decision that was sent. */
-export interface DpasApprovalDecision {
-  approvalId: string;
-  approved: boolean;
-  receipt: { text: string; ok: boolean };
-  resolution: { status: string; output?: unknown; error?: { message?: unknown } };
-}
-
 export interface DpasRuntimeOptions {
-  /** The server's approvals API; default "/api/approvals". */
+  /** The server's approvals API (useApprovals' `endpoint`); default "/api/approvals". */
   approvalsEndpoint?: string;
   /** Called after an approval card's decision was accepted (e.g. to refetch the app's data). */
-  onApprovalDecided?: (decision: DpasApprovalDecision) => void;
+  onApprovalDecided?: (decision: ApprovalDecision) => void;
 }
 
 /** A message as assistant-ui's ThreadMessageLike: parts in model order; `running` marks a
@@ -39,24 +38,27 @@ export interface DpasRuntimeOptions {
 export declare function toThreadMessage(message: ChatMessageView, index: number, running: boolean): ThreadMessageLike;
 
 /** assistant-ui's external-store runtime over the result of `useConversation()`: `onNew`
- *  sends the message's text, `onCancel` cancels the turn. */
+ *  sends the message's text, `onCancel` cancels the turn; the conversation's approvals
+ *  (useApprovals) reach the approval cards. */
 export declare function useDpasRuntime(
   chat: { state: ConversationState; conversation: Conversation },
   options?: DpasRuntimeOptions,
 ): AssistantRuntime;
 
-/** The generic tool card: capability id, state, input and result; an `approval-required`
- *  result shows <DpasApprovalCard>. */
+/** The generic tool card: capability id, state (`data-state`: running, done, error,
+ *  awaiting-approval, decided), input and result; a server call's approval shows
+ *  <DpasApprovalCard>. */
 export declare function DpasToolCard(props: ToolCallMessagePartProps): ReactElement;
 
 export interface DpasApprovalCardProps {
-  approvalId: string;
-  message?: string;
+  /** The call's `toolCallPhase` while it waits for an approval or once decided. */
+  phase: Extract<ToolCallPhase, { phase: "awaiting-approval" | "decided" }>;
   canonicalId: string;
   input: unknown;
 }
 
-/** Deny / Approve for a server approval, under a runtime from useDpasRuntime. */
+/** Deny / Approve for a server approval (through useApprovals), then the receipt; under a
+ *  runtime from useDpasRuntime. */
 export declare function DpasApprovalCard(props: DpasApprovalCardProps): ReactElement;
 
 export interface DpasThreadProps {

@@ -2,6 +2,8 @@
 // Conversation, a tool card, an approval card and a ready thread. Plain JS (no build step); the
 // types are in assistant-ui.d.ts. @assistant-ui/react and react are the app's (optional peers).
 import { createElement as h, Fragment, useEffect, useMemo, useRef, useState } from "react";
+import { toolCallPhase } from "@dpas/host";
+import { useApprovals } from "@dpas/host/react";
 import {
   AuiIf,
   ComposerPrimitive,
@@ -13,7 +15,7 @@ import {
 
 // The runtime's extras: what the cards need from the conversation, under a key of our own.
 const KEY = Symbol.for("@dpas/host/assistant-ui");
-const NO_DPAS = { conversation: null, approvalsEndpoint: "/api/approvals", onApprovalDecided: () => {}, error: undefined };
+const NO_DPAS = { approvals: null, onApprovalDecided: () => {}, error: undefined };
 
 function useDpas() {
   const extras = useAuiState((s) => s.thread.extras);
@@ -65,24 +67,26 @@ function textOf(message) {
 }
 
 /** assistant-ui's runtime for the conversation of `useConversation()` (`{ state, conversation }`):
- *  messages converted in model order, `onNew` sends the text, `onCancel` cancels the turn. */
+ *  messages converted in model order, `onNew` sends the text, `onCancel` cancels the turn; the
+ *  conversation's approvals (useApprovals) reach the approval cards through the extras. */
 export function useDpasRuntime({ state, conversation }, options = {}) {
   const latest = useRef(options);
   useEffect(() => {
     latest.current = options;
   });
-  const approvalsEndpoint = options.approvalsEndpoint ?? "/api/approvals";
+  const { approvals, loaded, error: listError, approve, deny, decision, isDeciding } = useApprovals(conversation, {
+    endpoint: options.approvalsEndpoint,
+  });
   const error = state.error;
   const extras = useMemo(
     () => ({
       [KEY]: {
-        conversation,
-        approvalsEndpoint,
-        onApprovalDecided: (decision) => latest.current.onApprovalDecided?.(decision),
+        approvals: { approvals, loaded, error: listError, approve, deny, decision, isDeciding },
+        onApprovalDecided: (made) => latest.current.onApprovalDecided?.(made),
         error,
       },
     }),
-    [conversation, approvalsEndpoint, error],
+    [approvals, loaded, listError, approve, deny, decision, isDeciding, error],
   );
   const messages = state.messages;
   const running = state.isRunning;
@@ -99,142 +103,98 @@ export function useDpasRuntime({ state, conversation }, options = {}) {
   });
 }
 
-function approvalOf(result) {
-  if (result && typeof result === "object" && result.status === "approval-required" && typeof result.approvalId === "string") {
-    return result;
-  }
-  return null;
-}
-
 function json(value) {
   return h("pre", { className: "dpas-json" }, JSON.stringify(value ?? null, null, 2));
 }
 
-const STATE_TEXT = { running: "running…", done: "done", error: "failed" };
+const STATE_TEXT = {
+  running: "running…",
+  done: "done",
+  error: "failed",
+  "awaiting-approval": "awaiting approval",
+  decided: "approval decided",
+};
 
 /** A tool call: its capability id, where it runs, its state, and its input and result behind
- *  "Details"; a result that asks for an approval shows the approval card. */
+ *  "Details"; a server call waiting for an approval (or decided) shows the approval card. */
 export function DpasToolCard(props) {
+  const { approvals } = useDpas();
   const artifact = props.artifact ?? {};
   const canonicalId = artifact.canonicalId ?? props.toolName;
   const state = artifact.state ?? (props.result === undefined ? "running" : props.isError ? "error" : "done");
-  const approval = approvalOf(props.result);
+  const call = {
+    toolCallId: props.toolCallId,
+    wireName: artifact.wireName ?? props.toolName,
+    canonicalId,
+    executor: artifact.executor ?? "server",
+    input: props.args,
+    state,
+    result: props.result,
+  };
+  const phase = toolCallPhase(call, approvals ? { approvals } : undefined);
+  const approval = phase.phase === "awaiting-approval" || phase.phase === "decided" ? phase : null;
+  const shown = approval ? approval.phase : state;
   return h(
     "div",
-    {
-      className: `dpas-tool-card dpas-state-${state}`,
-      "data-tool-card": canonicalId,
-      "data-state": approval ? "approval-required" : state,
-    },
+    { className: `dpas-tool-card dpas-state-${shown}`, "data-tool-card": canonicalId, "data-state": shown },
     h(
       "div",
       { className: "dpas-tool-head" },
       h("code", null, canonicalId),
       " ",
-      h("span", { className: "dpas-tool-state" }, approval ? "approval requested" : STATE_TEXT[state] ?? state),
+      h("span", { className: "dpas-tool-state" }, STATE_TEXT[shown] ?? shown),
     ),
     h(
       "details",
       { className: "dpas-tool-details" },
       h("summary", null, "Details"),
-      h("div", null, artifact.executor === "browser" ? "Ran in this browser. Input:" : "Ran on the server. Input:"),
+      h("div", null, call.executor === "browser" ? "Ran in this browser. Input:" : "Ran on the server. Input:"),
       json(props.args),
       props.result !== undefined && h(Fragment, null, h("div", null, "Result:"), json(props.result)),
     ),
-    approval &&
-      h(DpasApprovalCard, {
-        approvalId: approval.approvalId,
-        message: approval.message,
-        canonicalId,
-        input: props.args,
-      }),
+    approval && h(DpasApprovalCard, { phase: approval, canonicalId, input: props.args }),
   );
 }
 
-async function readBody(response) {
-  try {
-    return await response.json();
-  } catch {
-    return null;
-  }
-}
-
-/** A server approval (`approval-required`): its record's status, and Deny / Approve, which
- *  decide it through `POST {approvalsEndpoint}/:id` and then reload the thread so the receipt
- *  the server appended is in the history the next turn sends. */
-export function DpasApprovalCard({ approvalId, message, canonicalId, input }) {
-  const { conversation, approvalsEndpoint, onApprovalDecided } = useDpas();
-  const url = `${approvalsEndpoint}/${encodeURIComponent(approvalId)}`;
-  const [record, setRecord] = useState(null);
-  const [receipt, setReceipt] = useState(null);
-  const [busy, setBusy] = useState(false);
+/** A server approval, from `toolCallPhase`: while it waits, Deny and Approve (useApprovals:
+ *  `POST /api/approvals/:id`, then the thread reloads with the receipt the server appended);
+ *  decided here, the server's receipt; decided elsewhere (another tab, before a reload), that
+ *  it was decided. */
+export function DpasApprovalCard({ phase, canonicalId, input }) {
+  const { approvals, onApprovalDecided } = useDpas();
   const [error, setError] = useState(null);
-  useEffect(() => {
-    let live = true;
-    fetch(url, { credentials: "same-origin" }).then(
-      async (response) => {
-        const body = response.ok ? await readBody(response) : null;
-        if (live && body) setRecord(body);
-      },
-      () => {},
-    );
-    return () => {
-      live = false;
-    };
-  }, [url]);
-
-  const decide = async (approved) => {
-    setBusy(true);
+  const id = phase.approvalId;
+  const decide = (approved) => {
     setError(null);
-    try {
-      const threadId = conversation?.getState().conversationId;
-      const response = await fetch(url, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(threadId ? { approved, threadId } : { approved }),
-      });
-      const body = await readBody(response);
-      if (!response.ok || !body || !body.receipt) {
-        const failure = body?.error;
-        throw new Error(failure?.message ? `${failure.code}: ${failure.message}` : `HTTP ${response.status}`);
-      }
-      setReceipt(body.receipt);
-      onApprovalDecided({ approvalId, approved, ...body });
-      // The decision stands whether or not the thread reloads; a reload that fails leaves the
-      // history as it was (the next turn then lacks the receipt, as without this card).
-      if (conversation && !conversation.getState().isRunning) {
-        await conversation.restore(conversation.getState().conversationId).catch(() => {});
-      }
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      setBusy(false);
-    }
+    (approved ? approvals.approve : approvals.deny)(id).then(onApprovalDecided, (e) =>
+      setError(e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? e)),
+    );
   };
-
-  const decided = receipt === null && record && record.status !== "pending";
-  const approver = record?.decision?.approver ? ` by ${record.decision.approver}` : "";
+  const receipt = phase.phase === "decided" ? phase.decision?.receipt : undefined;
+  const busy = !approvals || approvals.isDeciding(id);
   return h(
     "div",
     { className: "dpas-approval-card", role: "group", "aria-label": "Approval required" },
-    h("p", null, h("strong", null, "Approval required."), " ", message ?? `The assistant asked to run ${canonicalId}.`),
+    h(
+      "p",
+      null,
+      h("strong", null, "Approval required."),
+      " ",
+      (phase.phase === "awaiting-approval" && phase.message) || `The assistant asked to run ${canonicalId}.`,
+    ),
     json(input),
-    receipt
-      ? h("p", { className: receipt.ok ? "dpas-receipt dpas-ok" : "dpas-receipt dpas-failed", role: "status" }, receipt.text)
-      : decided
-        ? h(
-            "p",
-            { className: "dpas-receipt", role: "status" },
-            `${record.status === "rejected" ? "Denied" : record.decision?.status === "approved" ? "Approved" : `Status: ${record.status}`}${approver}.`,
-            record.message ? ` ${record.message}` : "",
-          )
-        : h(
-            "div",
-            { className: "dpas-approval-actions" },
-            h("button", { type: "button", disabled: busy, onClick: () => void decide(false) }, "Deny"),
-            h("button", { type: "button", disabled: busy, onClick: () => void decide(true) }, "Approve"),
-          ),
+    phase.phase === "awaiting-approval"
+      ? h(
+          "div",
+          { className: "dpas-approval-actions" },
+          h("button", { type: "button", disabled: busy, onClick: () => decide(false) }, "Deny"),
+          h("button", { type: "button", disabled: busy, onClick: () => decide(true) }, "Approve"),
+        )
+      : h(
+          "p",
+          { className: receipt ? (receipt.ok ? "dpas-receipt dpas-ok" : "dpas-receipt dpas-failed") : "dpas-receipt", role: "status" },
+          receipt ? receipt.text : "This approval has been decided.",
+        ),
     error && h("p", { role: "alert" }, error),
   );
 }
