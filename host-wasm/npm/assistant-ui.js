@@ -134,9 +134,16 @@ export function DpasToolCard(props) {
   const phase = toolCallPhase(call, approvals ? { approvals } : undefined);
   const approval = phase.phase === "awaiting-approval" || phase.phase === "decided" ? phase : null;
   const shown = approval ? approval.phase : state;
+  // Whether the server's list of pending approvals has it yet (it may lag the step's answer).
+  const listed = approval?.phase === "awaiting-approval" ? (approval.card ? "listed" : "asked") : undefined;
   return h(
     "div",
-    { className: `dpas-tool-card dpas-state-${shown}`, "data-tool-card": canonicalId, "data-state": shown },
+    {
+      className: `dpas-tool-card dpas-state-${shown}`,
+      "data-tool-card": canonicalId,
+      "data-state": shown,
+      "data-approval": listed,
+    },
     h(
       "div",
       { className: "dpas-tool-head" },
