@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { openPage, startServer } from "./harness.mjs";
+import { openPage, startServer, toolCards } from "./harness.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -56,17 +56,15 @@ test("a scripted turn: confirmed in the browser, approved on the server", async 
   const browser = await launch();
   try {
     const { page, errors, refused } = await openPage(browser);
-    const { todos } = await askToDeleteTheMilk(page, server.url);
-    const calls = page.getByTestId("tool-call");
-    assert.deepEqual(await calls.allTextContents(), [
-      "domain:complete-todo: done",
-      "domain:delete-todo: needs your approvalApprove Deny",
-    ]);
+    const { todos, assistant } = await askToDeleteTheMilk(page, server.url);
+    assert.deepEqual(await toolCards(page), ["domain:complete-todo: done", "domain:delete-todo: awaiting-approval"]);
     await page.locator("li s").filter({ hasText: "milk" }).waitFor(); // done, not yet deleted
     assert.equal(await todos.count(), 1);
 
-    await calls.getByRole("button", { name: "Approve" }).click();
-    await calls.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    const approval = assistant.getByRole("group", { name: "Approval required" });
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await approval.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    assert.equal(await approval.getByRole("button").count(), 0);
     await todos.first().waitFor({ state: "detached" });
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
@@ -84,7 +82,7 @@ test("after a reload the conversation and its pending approval come back, and ap
     const listed = [];
     page.on("request", (r) => new URL(r.url()).pathname === "/api/approvals" && listed.push(new URL(r.url()).search));
     const { todos, assistant } = await askToDeleteTheMilk(page, server.url);
-    const pending = page.locator('[data-testid="tool-call"][data-approval="listed"]');
+    const pending = page.locator('[data-tool-card][data-approval="listed"]');
     await pending.waitFor();
 
     await page.reload();
@@ -92,26 +90,22 @@ test("after a reload the conversation and its pending approval come back, and ap
     // The thread is back, and its approval is the server's pending one, not a new conversation.
     await assistant.getByText("Deleting it needs your approval").waitFor();
     await pending.waitFor();
-    const calls = page.getByTestId("tool-call");
-    assert.deepEqual(await calls.allTextContents(), [
-      "domain:complete-todo: done",
-      "domain:delete-todo: needs your approvalApprove Deny",
-    ]);
-    assert.equal(await assistant.locator("div.user > p", { hasText: "I bought the milk" }).count(), 1);
+    assert.deepEqual(await toolCards(page), ["domain:complete-todo: done", "domain:delete-todo: awaiting-approval"]);
+    assert.equal(await assistant.locator('[data-role="user"]', { hasText: "I bought the milk" }).count(), 1);
     assert.equal(await todos.count(), 1);
     const conversations = new Set(listed.map((search) => new URLSearchParams(search).get("conversationId")));
     assert.equal(conversations.size, 1, `one conversation listed: ${listed}`);
 
     await pending.getByRole("button", { name: "Approve" }).click();
-    await calls.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    await assistant.getByRole("status").filter({ hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
     await todos.first().waitFor({ state: "detached" });
     // The receipt the server appended is in the thread, so the next turn sends it.
-    await assistant.locator("div.assistant > p", { hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
+    await assistant.locator('[data-role="assistant"] .dpas-text', { hasText: "You approved delete-todo (id 1), and it completed." }).waitFor();
 
     // Reloaded once more, the decided approval offers no buttons.
     await page.reload();
     await assistant.getByText("Deleting it needs your approval").waitFor();
-    await page.locator('[data-testid="tool-call"][data-approval="decided"]').waitFor();
+    await page.locator('[data-tool-card][data-state="decided"]').waitFor();
     assert.equal(await page.getByRole("button", { name: "Approve" }).count(), 0);
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in

@@ -32,3 +32,8 @@ export async function openPage(browser) {
   page.on("response", (r) => r.status() >= 400 && refused.push(`${r.status()} ${new URL(r.url()).pathname}`));
   return { page, errors, refused };
 }
+
+/** The chat's tool cards in the order shown, as `canonical id: state`. */
+export function toolCards(page) {
+  return page.locator("[data-tool-card]").evaluateAll((cards) => cards.map((c) => `${c.dataset.toolCard}: ${c.dataset.state}`));
+}

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { openPage, startServer } from "../react-todo/harness.mjs";
+import { openPage, startServer, toolCards } from "../react-todo/harness.mjs";
 import { AUDIENCE, COOKIE, ISSUER, createBackend } from "./backend.mjs";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -58,16 +58,13 @@ test("a scripted turn: the model clears the list once the user approves, on the 
     const assistant = page.getByRole("region", { name: "Assistant" });
     await assistant.getByText("Clearing your list needs your approval").waitFor();
     await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
-    const calls = page.getByTestId("tool-call");
-    assert.deepEqual(await calls.allTextContents(), [
-      "domain:list-todos: done",
-      "domain:delete-all-todos: needs your approvalApprove Deny",
-    ]);
+    assert.deepEqual(await toolCards(page), ["domain:list-todos: done", "domain:delete-all-todos: awaiting-approval"]);
     assert.equal(await todos.count(), 1); // nothing deleted before the approval
     assert.equal(backend.todosOf("sam").length, 1);
 
-    await calls.getByRole("button", { name: "Approve" }).click();
-    await calls.getByRole("status").filter({ hasText: "You approved delete-all-todos, and it completed." }).waitFor();
+    const approval = assistant.getByRole("group", { name: "Approval required" });
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await approval.getByRole("status").filter({ hasText: "You approved delete-all-todos, and it completed." }).waitFor();
     await todos.first().waitFor({ state: "detached" });
     assert.deepEqual(backend.todosOf("sam"), []);
 

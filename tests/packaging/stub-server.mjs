@@ -1,10 +1,11 @@
 // A step endpoint for the packaging fixtures: plays one todo turn as a model would, over the
 // protocol's NDJSON frames, and serves a built app's files. Nothing here is @dpas/host's code.
-//   POST /agent/chat   step 0: the model calls view:todo.list.add {text:"milk"};
-//                      step 1: it answers with the browser's result in its text
+//   POST /agent/chat   step 0: the model says `preamble` (when given) and calls
+//                      view:todo.list.add {text:"milk"}; step 1: it answers with the
+//                      browser's result in its text
 //   GET  /*            files of `staticDir` (index.html for unknown paths)
-// startStub({ staticDir?, input? }) listens on 127.0.0.1 on a port the OS picks and resolves with
-// its URL; `input` replaces the call's {text:"milk"}.
+// startStub({ staticDir?, input?, preamble? }) listens on 127.0.0.1 on a port the OS picks and
+// resolves with its URL; `input` replaces the call's {text:"milk"}.
 import http from "node:http";
 import { readFile } from "node:fs/promises";
 import { extname, join, normalize } from "node:path";
@@ -13,17 +14,19 @@ const line = (frame) => JSON.stringify(frame) + "\n";
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
 const ADD = { toolCallId: "call_add", wireName: "view_todo__list__add", canonicalId: "view:todo.list.add", input: { text: "milk" } };
 
-function step(body, input) {
+function step(body, input, preamble) {
   const id = `stp_${body.stepIndex}`;
   const start = { type: "step-start", stepId: id, turnId: body.turnId, conversationId: body.conversationId, domainTools: [], scope: [] };
   const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15, reportedSteps: 1 };
   if (body.stepIndex === 0) {
     const add = { ...ADD, input };
     const call = { type: "tool-call", toolCallId: add.toolCallId, toolName: add.wireName, input };
+    const said = preamble ? [{ type: "text", text: preamble }] : [];
     return [
       start,
+      ...(preamble ? [{ type: "text-delta", text: preamble }] : []),
       { type: "tool-call", ...add, executor: "browser" },
-      { type: "step-finish", stepId: id, finishReason: "tool-calls", responseMessages: [{ role: "assistant", content: [call] }], pendingToolCalls: [add], usage },
+      { type: "step-finish", stepId: id, finishReason: "tool-calls", responseMessages: [{ role: "assistant", content: [...said, call] }], pendingToolCalls: [add], usage },
     ];
   }
   const result = body.messages.filter((m) => m.role === "tool").flatMap((m) => m.content)[0];
@@ -35,7 +38,7 @@ function step(body, input) {
   ];
 }
 
-export function startStub({ staticDir, input = ADD.input } = {}) {
+export function startStub({ staticDir, input = ADD.input, preamble } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://127.0.0.1");
@@ -45,7 +48,7 @@ export function startStub({ staticDir, input = ADD.input } = {}) {
       const body = JSON.parse(raw);
       requests.push(body);
       res.writeHead(200, { "content-type": "application/x-ndjson" });
-      for (const frame of step(body, input)) res.write(line(frame));
+      for (const frame of step(body, input, preamble)) res.write(line(frame));
       res.end();
       return;
     }

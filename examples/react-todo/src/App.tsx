@@ -1,10 +1,9 @@
-// A shared todo list with an assistant: React, @dpas/host and examples/todo-server.
+// A shared todo list with an assistant: React, @dpas/host, assistant-ui and examples/todo-server.
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import * as z from "zod";
-import { toolCallPhase, type ToolCallView } from "@dpas/host";
-import {
-  SurfaceProvider, useAgentComponent, useApprovals, useConversation, usePendingConfirmations, type UseApprovalsResult,
-} from "@dpas/host/react";
+import { AssistantRuntimeProvider } from "@assistant-ui/react";
+import { SurfaceProvider, useAgentComponent, useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { DpasThread, useDpasRuntime } from "@dpas/host/assistant-ui";
 
 interface Todo { id: number; text: string; done: boolean }
 
@@ -66,51 +65,21 @@ function TodoList({ todos, refresh }: { todos: Todo[]; refresh: () => void }) {
   );
 }
 
-// A tool call the model made; one that waits for the user's approval gets Approve and Deny
-// (`data-approval` says whether the server's list of pending approvals has it yet).
-function ToolCall({ call, approvals, refresh }: { call: ToolCallView; approvals: UseApprovalsResult; refresh: () => void }) {
-  const [error, setError] = useState<string>();
-  const phase = toolCallPhase(call, { approvals });
-  if (phase.phase !== "awaiting-approval" && phase.phase !== "decided") {
-    return <div data-testid="tool-call">{call.canonicalId}: {call.state}</div>;
-  }
-  const decide = (approved: boolean) =>
-    (approved ? approvals.approve : approvals.deny)(phase.approvalId).then(refresh, (e: Error) => setError(e.message));
-  return (
-    <div data-testid="tool-call" data-approval={phase.phase === "decided" ? "decided" : phase.card ? "listed" : "asked"}>
-      {call.canonicalId}: {phase.phase === "decided" ? "decided" : "needs your approval"}
-      {phase.phase === "awaiting-approval" && <>
-        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(true)}>Approve</button>{" "}
-        <button disabled={approvals.isDeciding(phase.approvalId)} onClick={() => decide(false)}>Deny</button>
-      </>}
-      {phase.phase === "decided" && phase.decision && <p role="status">{phase.decision.receipt.text}</p>}
-      {error && <p role="alert">{error}</p>}
-    </div>
-  );
-}
-
+// The chat: assistant-ui through @dpas/host/assistant-ui, the recommended way. Tool calls show
+// as cards in model order; a server call waiting for an approval gets Approve and Deny
+// (useApprovals), then the server's receipt. After a reload the conversation on screen comes
+// back (kept per user of this app), its pending approval with it.
 function Assistant({ user, refresh }: { user: string; refresh: () => void }) {
-  // After a reload the conversation on screen comes back (kept per user of this app).
-  const { state, conversation } = useConversation({
+  const chat = useConversation({
     endpoint: "/agent/chat", getPathname: () => location.pathname, storageKey: `react-todo conversation of ${user}`,
   });
-  const approvals = useApprovals(conversation);
-  useEffect(() => { if (!state.isRunning) refresh(); }, [state.isRunning, refresh]);
+  const runtime = useDpasRuntime(chat, { onApprovalDecided: refresh });
+  useEffect(() => { if (!chat.state.isRunning) refresh(); }, [chat.state.isRunning, refresh]);
   return (
-    <section aria-label="Assistant" aria-busy={state.isRunning}>
-      {state.messages.map((m) => (
-        <div key={m.id} className={m.role}>
-          {m.parts.map((part, i) =>
-            part.type === "tool-call" ? (
-              <ToolCall key={part.toolCallId} call={part} approvals={approvals} refresh={refresh} />
-            ) : part.type === "text" ? (
-              <p key={i}>{part.text}</p>
-            ) : null,
-          )}
-        </div>
-      ))}
-      {state.error && <p role="alert">{state.error.message}</p>}
-      <Field label="Message" button="Send" busy={state.isRunning} onSubmit={(text) => conversation.send(text)} />
+    <section aria-label="Assistant" aria-busy={chat.state.isRunning}>
+      <AssistantRuntimeProvider runtime={runtime}>
+        <DpasThread />
+      </AssistantRuntimeProvider>
     </section>
   );
 }

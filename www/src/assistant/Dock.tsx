@@ -1,22 +1,15 @@
-// The assistant dock: assistant-ui's external-store runtime over @dpas/host's Conversation.
+// The assistant dock: @dpas/host/assistant-ui's runtime over the conversation, with the demo's
+// own thread layout, markdown and cards.
 import { useCallback, useEffect, useMemo, useState } from "react";
-import {
-  AssistantRuntimeProvider,
-  ComposerPrimitive,
-  MessagePrimitive,
-  ThreadPrimitive,
-  useExternalStoreRuntime,
-  type AppendMessage,
-} from "@assistant-ui/react";
+import { AssistantRuntimeProvider, ComposerPrimitive, MessagePrimitive, ThreadPrimitive } from "@assistant-ui/react";
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import type { ChatMessageView } from "@dpas/host";
 import { useApprovals, useConversation, usePendingConfirmations } from "@dpas/host/react";
+import { useDpasRuntime } from "@dpas/host/assistant-ui";
 import { listThreads, type Session } from "../api";
 import { ROUTE_SCOPES } from "../routes";
 import { committedLocation } from "../shellState";
-import { toThreadMessage } from "./messages";
 import { Inspector } from "./Inspector";
 import { TokenMeter } from "./TokenMeter";
 import { DockContext, ToolCard } from "./ToolCard";
@@ -34,7 +27,7 @@ export function Dock({ session, onClose }: DockProps) {
   const [model, setModel] = useState(session.defaultModel ?? session.models[0] ?? "");
   // The conversation store lives while the dock is mounted, and the thread on screen comes
   // back after a reload; confirmations go to <ConfirmDialog>.
-  const { conversation, state, restoring: reopening } = useConversation({
+  const chat = useConversation({
     endpoint: "/agent/chat",
     threadsEndpoint: "/api/threads",
     getPathname: () => window.location.pathname,
@@ -47,6 +40,7 @@ export function Dock({ session, onClose }: DockProps) {
     },
     storageKey: `dpas:thread ${session.user.email}`,
   });
+  const { conversation, state, restoring: reopening } = chat;
   // The thread's pending approvals, for the tool cards.
   const approvals = useApprovals(conversation);
 
@@ -72,20 +66,7 @@ export function Dock({ session, onClose }: DockProps) {
     if (!state.isRunning) void queryClient.invalidateQueries({ queryKey: ["threads"] });
   }, [state.isRunning, queryClient]);
 
-  const messages = state.messages;
-  const runtime = useExternalStoreRuntime<ChatMessageView>({
-    messages,
-    isRunning: state.isRunning,
-    convertMessage: (m, i) => toThreadMessage(m, i, i === messages.length - 1, state.isRunning),
-    onNew: async (message: AppendMessage) => {
-      const text = message.content
-        .map((p) => (p.type === "text" ? p.text : ""))
-        .join("")
-        .trim();
-      if (text) await conversation.send(text);
-    },
-    onCancel: async () => conversation.cancel(),
-  });
+  const runtime = useDpasRuntime(chat);
 
   const scripted = session.models.length === 0 || session.models.every((m) => m.startsWith("scripted"));
 

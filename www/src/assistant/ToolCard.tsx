@@ -3,7 +3,7 @@ import type { ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import type { UseApprovalsResult } from "@dpas/host/react";
 import { getApproval, type ApprovalTarget } from "../api";
-import type { ToolArtifact } from "./messages";
+import type { DpasToolArtifact } from "@dpas/host/assistant-ui";
 import { formatEur } from "../format";
 
 /** The dock's conversation's approvals (useApprovals), for its tool cards. */
@@ -24,7 +24,7 @@ function approvalOf(result: unknown): ApprovalRequired | null {
 }
 
 export function ToolCard(props: ToolCallMessagePartProps) {
-  const artifact = props.artifact as ToolArtifact | undefined;
+  const artifact = props.artifact as DpasToolArtifact | undefined;
   const canonicalId = artifact?.canonicalId ?? props.toolName;
   const plane = canonicalId.startsWith("view:") ? "view" : canonicalId.startsWith("domain:") ? "domain" : "host";
   const state = artifact?.state ?? (props.result === undefined ? "running" : props.isError ? "error" : "done");
