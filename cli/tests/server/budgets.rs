@@ -374,6 +374,46 @@ async fn the_binary_stops_a_turn_at_a_tiny_dollar_budget_and_its_usage_adds_up()
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["totals"]["totalTokens"], STEP_TOKENS);
     assert_eq!(body["totals"]["usd"], 0.0002664);
+
+    // The same figures as Prometheus counters (a fresh process: they start at zero).
+    let text = reqwest::get(server.url("/metrics"))
+        .await
+        .expect("scraped")
+        .text()
+        .await
+        .expect("text");
+    let value = |name: &str, labels: &[&str]| -> Option<f64> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .find(|l| labels.iter().all(|label| l.contains(label)))
+            .and_then(|l| l.rsplit_once(' '))
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    let scripted = "model=\"scripted\"";
+    assert_eq!(
+        value("dpas_usage_tokens_total", &[scripted, "kind=\"input\""]),
+        Some(16.0),
+        "{text}"
+    );
+    assert_eq!(
+        value(
+            "dpas_usage_tokens_total",
+            &[scripted, "kind=\"cached_input\""]
+        ),
+        Some(8.0)
+    );
+    assert_eq!(
+        value("dpas_usage_tokens_total", &[scripted, "kind=\"output\""]),
+        Some(16.0)
+    );
+    assert_eq!(
+        value("dpas_usage_cost_nano_usd_total", &[scripted]),
+        Some(266_400.0)
+    );
+    assert_eq!(
+        value("dpas_budget_exhausted_total", &["scope=\"actor-day\""]),
+        Some(1.0)
+    );
 }
 
 #[test]
