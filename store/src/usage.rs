@@ -104,12 +104,13 @@ impl SqlUsageStore {
                 )
                 .await?;
             if created == 1 {
-                // A new scope is rare: the time to drop those past their time.
-                conn.execute(
+                // A new scope is rare: the time to drop the scopes and holds past their time.
+                for sql in [
                     "DELETE FROM usage_budgets WHERE expires_at < $1",
-                    &[now.into()],
-                )
-                .await?;
+                    "DELETE FROM usage_holds WHERE expires_at < $1",
+                ] {
+                    conn.execute(sql, &[now.into()]).await?;
+                }
             }
             let ledger = ledger(&self.db, &mut conn, &scope.key).await?;
             conn.execute(
