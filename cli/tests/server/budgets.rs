@@ -179,6 +179,13 @@ async fn actor_and_tenant_day_budgets_hold_across_turns() {
         let reply = s.chat(&step("cnv_day", turn), "controller").await;
         assert!(codes(&reply).is_empty(), "{turn}: {:?}", reply.errors());
     }
+    let (status, manifest) = s.get_json("/agent/manifest", "controller").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        manifest["limits"]["budgets"],
+        json!({"turnTokens": null, "turnUsd": null, "actorDayTokens": 70, "actorDayUsd": null,
+            "tenantDayTokens": null, "tenantDayUsd": null})
+    );
     let stopped = s.chat(&step("cnv_day", "trn_4"), "controller").await;
     assert_eq!(codes(&stopped), ["BUDGET_EXHAUSTED"]);
     let left = &budget_frames(&stopped)[0];
