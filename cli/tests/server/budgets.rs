@@ -279,21 +279,33 @@ async fn usage_is_each_actors_own_and_the_operators_all() {
     assert_eq!(anonymous.refusal(), (401, Some("UNAUTHENTICATED")));
 }
 
-/// `n` steps of one actor at once against `budget` tokens a day, after one step alone (so a
-/// step's size is known): the day's spending passes the budget by at most one step.
-async fn race(url: &str, n: usize, budget: u64) {
+/// `n` steps of one actor at once against `budget` tokens a day, spread over `replicas`
+/// servers on one database, after one step alone (so a step's size is known): the day's
+/// spending passes the budget by at most one step, and every step is counted once.
+async fn race(url: &str, replicas: usize, n: usize, budget: u64) {
     const SLOW_TEXT: &str = r#"{"turns": [{"text": ["Done."], "delayMs": 150}]}"#;
-    let s = server(url, SLOW_TEXT, move |c| {
-        c.budgets.actor_day_tokens = Some(budget);
-    })
-    .await;
+    let mut servers = Vec::with_capacity(replicas);
+    for _ in 0..replicas {
+        servers.push(
+            server(url, SLOW_TEXT, move |c| {
+                c.budgets.actor_day_tokens = Some(budget);
+            })
+            .await,
+        );
+    }
+    let s = &servers[0];
     let first = s.chat(&step("cnv_r", "trn_0"), "controller").await;
     assert!(codes(&first).is_empty(), "{:?}", first.errors());
     let bodies: Vec<Value> = (1..=n)
         .map(|i| step("cnv_r", &format!("trn_{i}")))
         .collect();
-    let replies =
-        futures_util::future::join_all(bodies.iter().map(|b| s.chat(b, "controller"))).await;
+    let replies = futures_util::future::join_all(
+        bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| servers[i % replicas].chat(b, "controller")),
+    )
+    .await;
     let ran = replies.iter().filter(|r| reported(r) > 0).count();
     let stopped = replies
         .iter()
@@ -305,7 +317,7 @@ async fn race(url: &str, n: usize, budget: u64) {
         "every step ran or was stopped by the budget"
     );
     let spent = STEP_TOKENS * (1 + ran as u64);
-    let body = usage(&s, "controller").await;
+    let body = usage(s, "controller").await;
     assert_eq!(
         body["totals"]["totalTokens"].as_u64(),
         Some(spent),
@@ -313,8 +325,8 @@ async fn race(url: &str, n: usize, budget: u64) {
     );
     let over = spent.saturating_sub(budget);
     println!(
-        "{}: {n} concurrent steps against {budget} tokens: {ran} ran, {stopped} stopped, \
-         {spent} spent, over by {over} (one step is {STEP_TOKENS})",
+        "{}, {replicas} replica(s): {n} concurrent steps against {budget} tokens: {ran} ran, \
+         {stopped} stopped, {spent} spent, over by {over} (one step is {STEP_TOKENS})",
         url.split(':').next().unwrap_or(url)
     );
     assert!(
@@ -326,15 +338,15 @@ async fn race(url: &str, n: usize, budget: u64) {
 
 #[actix_web::test]
 async fn concurrent_steps_overrun_a_budget_by_at_most_one_step_on_sqlite() {
-    race("sqlite::memory:", 8, 100).await;
+    race("sqlite::memory:", 1, 8, 100).await;
 }
 
 #[actix_web::test]
-async fn concurrent_steps_overrun_a_budget_by_at_most_one_step_on_postgres() {
+async fn concurrent_steps_on_two_replicas_overrun_a_budget_by_at_most_one_step_on_postgres() {
     let Some(url) = crate::pg::fresh_database().await else {
         return;
     };
-    race(&url, 8, 100).await;
+    race(&url, 2, 8, 100).await;
 }
 
 #[actix_web::test]
