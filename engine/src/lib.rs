@@ -14,7 +14,7 @@
 //!   half from the request), [`run`]: the model loop and its frames, [`prompt`]: the system
 //!   prompt.
 //! - [`Drain`] (steps in flight, the shutdown cut), [`StepGate`] (steps per actor) and the
-//!   step [`metrics`].
+//!   step [`metrics`]; [`budget`]: usage accounting and budgets as run limits ([`Meter`]).
 //!
 //! # Invariants
 //! - No HTTP and no SQL: this crate depends on neither actix-web nor sqlx (`scripts/test.sh`
@@ -23,6 +23,7 @@
 //! - A run outlives its response: a client that leaves never stops settlement or
 //!   persistence, and a run's step permit is held until the run ends.
 
+pub mod budget;
 pub mod compose;
 mod drain;
 mod gate;
@@ -41,6 +42,7 @@ use dpas_governance::{Actor, Runtime};
 use dpas_protocol::frame::{host_inspector, step_correlation};
 use dpas_protocol::{ChatStepRequest, HostError, HostErrorCode, RouteFloors};
 
+pub use budget::{BudgetLimits, Meter, PriceTable};
 pub use compose::DomainCatalogs;
 pub use drain::{Drain, RunGuard};
 pub use gate::{StepGate, StepPermit};
@@ -99,6 +101,8 @@ pub struct Engine {
     pub steps: Arc<StepGate>,
     /// The step records that answer a step posted again (none: every post runs).
     pub step_log: Option<Arc<StepLog>>,
+    /// Usage accounting and budgets (none: usage is not stored and nothing is limited).
+    pub meter: Option<Arc<Meter>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -120,7 +124,14 @@ impl Engine {
             drain: Drain::default(),
             steps: StepGate::new(max_steps),
             step_log: None,
+            meter: None,
         }
+    }
+
+    /// The same engine, storing usage and keeping to budgets with `meter`.
+    pub fn with_meter(mut self, meter: Meter) -> Self {
+        self.meter = Some(Arc::new(meter));
+        self
     }
 
     /// The same engine, answering a step posted again from `log`.
@@ -166,6 +177,15 @@ impl Engine {
             }
         }
         let audit = self.runtime.subscribe(Some(&actor.id));
+        let meter = self.meter.as_ref().map(|m| {
+            m.for_run(
+                &actor.id,
+                &request.conversation_id,
+                &request.turn_id,
+                &composition.step_id,
+                provider.id(),
+            )
+        });
         Ok(StepRun {
             runtime: Arc::clone(&self.runtime),
             threads: Arc::clone(&self.threads),
@@ -184,6 +204,7 @@ impl Engine {
             permit,
             drain: Some(self.drain.track()),
             recording: None,
+            meter,
         })
     }
 }

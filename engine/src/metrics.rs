@@ -19,6 +19,12 @@ pub const TOOL_CALLS: &str = "dpas_tool_calls_total";
 pub const TOKENS: &str = "dpas_model_tokens_total";
 /// Errors answered or streamed, by code.
 pub const ERRORS: &str = "dpas_errors_total";
+/// Tokens of model steps, by model and kind (`input`, `cached_input`, `output`).
+pub const USAGE_TOKENS: &str = "dpas_usage_tokens_total";
+/// What model steps cost by the price table, in billionths of a US dollar, by model.
+pub const USAGE_COST: &str = "dpas_usage_cost_nano_usd_total";
+/// Model steps not started because a budget was used up, by budget scope.
+pub const BUDGET_EXHAUSTED: &str = "dpas_budget_exhausted_total";
 
 /// One chat step: counted as active until dropped, and by outcome once finished.
 #[derive(Debug)]
@@ -117,6 +123,29 @@ pub fn tool_call(plane: Plane, outcome: CallOutcome) {
 /// An error answered (HTTP) or streamed (`error` frame). Codes come from our own tables.
 pub fn error(code: &str) {
     counter!(ERRORS, "code" => code.to_owned()).increment(1);
+}
+
+/// One model step's usage on `model` (a configured model id: a bounded set).
+pub fn usage(model: &str, usage: &Usage, nano_usd: u64) {
+    let cached = usage.cached_input_tokens.unwrap_or(0);
+    for (kind, n) in [
+        ("input", usage.input_tokens),
+        ("cached_input", cached),
+        ("output", usage.output_tokens),
+    ] {
+        if n > 0 {
+            counter!(USAGE_TOKENS, "model" => model.to_owned(), "kind" => kind).increment(n);
+        }
+    }
+    if nano_usd > 0 {
+        counter!(USAGE_COST, "model" => model.to_owned()).increment(nano_usd);
+    }
+}
+
+/// A model step not started: the budget of `scope` (`turn`, `actor-day`, `tenant-day`) is
+/// used up.
+pub fn budget_exhausted(scope: &'static str) {
+    counter!(BUDGET_EXHAUSTED, "scope" => scope).increment(1);
 }
 
 #[cfg(test)]

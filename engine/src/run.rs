@@ -197,6 +197,8 @@ pub struct StepRun {
     /// The step's record, when the step was claimed (`/agent/chat`): its lines go to the
     /// requests following it and, once it ends, to the store.
     pub recording: Option<Recording>,
+    /// Where each model step's usage goes and the budgets it is admitted against.
+    pub meter: Option<crate::budget::RunMeter>,
 }
 
 /// `fut`'s output, or `None` once the drain deadline cuts the run.
@@ -435,21 +437,42 @@ impl StepRun {
         let mut history = History::default();
         let mut usage = UsageAccumulator::new();
         let mut finish_reason = "unknown".to_owned();
+        let mut meter = self.meter.take();
         for model_step in 0..MAX_MODEL_STEPS_PER_REQUEST {
             if self.is_cut() {
                 break;
             }
-            let first_new_call = history.records.len();
+            if let Some(Err(frames)) = match meter.as_mut() {
+                Some(m) => Some(m.admit(model_step, self.correlation()).await),
+                None => None,
+            } {
+                for frame in frames {
+                    self.emit(&sink, frame).await;
+                }
+                finish_reason = "error".into();
+                break;
+            }
+            let (first_new_call, before) = (history.records.len(), usage.finish());
             let span = tracing::info_span!(
                 "agent.model_call",
                 dpas.model_step = model_step,
                 gen_ai.request.model = %self.model_name,
             );
-            match self
+            let ended = self
                 .model_step(&sink, &tools, &mut history, &mut usage, &mut finish_reason)
                 .instrument(span)
-                .await
-            {
+                .await;
+            if let Some(m) = meter.as_mut() {
+                let used = crate::budget::step_usage(before, usage.finish());
+                let calls = history.records[first_new_call..].iter();
+                let tools = calls
+                    .filter(|r| r.executor.is_some())
+                    .map(|r| r.canonical_id.as_str());
+                if let Some(frame) = m.settle(used, tools, self.correlation()).await {
+                    self.emit(&sink, frame).await;
+                }
+            }
+            match ended {
                 StepEnd::Failed => break,
                 StepEnd::Finished => {}
             }

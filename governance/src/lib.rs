@@ -11,8 +11,8 @@
 //!   [`Correlation`]); what a call answers ([`Envelope`], [`CapabilityError`]).
 //! - The store traits the server's SQL stores implement: [`ApprovalStore`] (with
 //!   [`MemoryApprovalStore`] and, under feature `testing`, `approval::conformance`) and
-//!   [`threads::ThreadStore`], and [`steps::StepStore`] (the records that answer a step
-//!   posted again).
+//!   [`threads::ThreadStore`], [`steps::StepStore`] (the records that answer a step
+//!   posted again) and [`usage::UsageStore`] (usage rows and budgets).
 //! - [`AuditHub`]: every governed call's audit entry, to subscribers and the table writer.
 //! - [`receipt`]: the message an approved or interrupted run leaves in its conversation.
 //!
@@ -41,6 +41,7 @@ pub mod registry;
 pub mod steps;
 pub mod threads;
 pub mod types;
+pub mod usage;
 pub(crate) mod vocab;
 
 use std::sync::Arc;

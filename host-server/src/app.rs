@@ -220,6 +220,12 @@ impl AppBuilder {
             Arc::clone(&threads),
             self.config.max_concurrent_steps,
         );
+        engine = engine.with_meter(dpas_engine::Meter {
+            store: Arc::new(dpas_store::SqlUsageStore::new(pool.clone())),
+            limits: self.config.budgets,
+            prices: self.config.prices.clone(),
+            tenant: dpas_engine::budget::DEFAULT_TENANT.to_owned(),
+        });
         if !self.config.step_retention.is_zero() {
             // This process's name in the records of the steps it runs.
             let replica = format!("rpl_{}", uuid::Uuid::new_v4().simple());

@@ -28,7 +28,7 @@ pub use crate::auth::config::{
     AuthConfig, AuthKind, ClaimNames, IdentityArgs, IdentityError, JwtConfig, JwtKeys, ProxyConfig,
     DEFAULT_JWKS_REFRESH, MIN_SECRET_BYTES,
 };
-pub use dpas_engine::{ModelSpec, ModelSpecError};
+pub use dpas_engine::{BudgetLimits, ModelSpec, ModelSpecError, PriceTable};
 pub use dpas_model::{Vendor, VendorSpec};
 
 /// `host-server` command line; every flag has an environment fallback.
@@ -116,8 +116,38 @@ pub struct Cli {
     /// stopped and saved with their open calls settled.
     #[arg(long, env = "DPAS_DRAIN_TIMEOUT", default_value_t = DEFAULT_DRAIN_TIMEOUT_SECS)]
     pub drain_timeout: u64,
+    /// Tokens one turn may use across its steps; a model step past it is not started
+    /// (`BUDGET_EXHAUSTED`).
+    #[arg(long, env = "DPAS_BUDGET_TURN_TOKENS", value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_turn_tokens: Option<u64>,
+    /// US dollars one turn may spend, by `--prices`.
+    #[arg(long, env = "DPAS_BUDGET_TURN_USD", value_name = "USD", value_parser = parse_usd)]
+    pub budget_turn_usd: Option<f64>,
+    /// Tokens one actor may use per day (UTC).
+    #[arg(long, env = "DPAS_BUDGET_ACTOR_DAY_TOKENS", value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_actor_day_tokens: Option<u64>,
+    /// US dollars one actor may spend per day (UTC), by `--prices`.
+    #[arg(long, env = "DPAS_BUDGET_ACTOR_DAY_USD", value_name = "USD", value_parser = parse_usd)]
+    pub budget_actor_day_usd: Option<f64>,
+    /// Tokens all actors together may use per day (UTC).
+    #[arg(long, env = "DPAS_BUDGET_TENANT_DAY_TOKENS", value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_tenant_day_tokens: Option<u64>,
+    /// US dollars all actors together may spend per day (UTC), by `--prices`.
+    #[arg(long, env = "DPAS_BUDGET_TENANT_DAY_USD", value_name = "USD", value_parser = parse_usd)]
+    pub budget_tenant_day_usd: Option<f64>,
+    /// Prices per model id, in US dollars per million input, cached-input and output tokens
+    /// (JSON: `{"<model id>": {"input", "cachedInput", "output"}}`).
+    #[arg(long = "prices", env = "DPAS_PRICES", value_name = "FILE")]
+    pub prices: Option<PathBuf>,
     #[command(flatten)]
     pub identity: IdentityArgs,
+}
+
+fn parse_usd(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected an amount of US dollars above 0, such as 0.50".to_owned()),
+    }
 }
 
 fn parse_audit_retention(s: &str) -> Result<AuditRetention, String> {
@@ -165,6 +195,12 @@ pub enum ConfigError {
     UnsupportedDatabase(String, &'static str),
     #[error(transparent)]
     Identity(#[from] IdentityError),
+    #[error("--prices {0}: {1}")]
+    Prices(String, String),
+    #[error("a budget in US dollars needs --prices")]
+    NoPrices,
+    #[error("--prices has no price for the model {0}, which a budget in US dollars needs")]
+    Unpriced(String),
 }
 
 /// The URL as the startup line and logs may show it: a SQLite URL whole, anything else by
@@ -252,6 +288,10 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
     /// Where a request's identity comes from.
     pub auth: AuthConfig,
+    /// The budgets steps run within (`--budget-*`).
+    pub budgets: BudgetLimits,
+    /// Prices per model (`--prices`; empty: usage costs nothing).
+    pub prices: PriceTable,
 }
 
 /// `scheme://host[:port]`, lower-cased, or `None` when `s` is not just an origin.
@@ -321,6 +361,27 @@ impl ServerConfig {
         let audit_retention = cli
             .audit_retention
             .unwrap_or_else(|| AuditRetention::default_for(&database_url));
+        let budgets = BudgetLimits {
+            turn_tokens: cli.budget_turn_tokens,
+            turn_usd: cli.budget_turn_usd,
+            actor_day_tokens: cli.budget_actor_day_tokens,
+            actor_day_usd: cli.budget_actor_day_usd,
+            tenant_day_tokens: cli.budget_tenant_day_tokens,
+            tenant_day_usd: cli.budget_tenant_day_usd,
+        };
+        let prices = match &cli.prices {
+            Some(path) => load_prices(path)?,
+            None if budgets.any_usd() => return Err(ConfigError::NoPrices),
+            None => PriceTable::default(),
+        };
+        if budgets.any_usd() {
+            let ids = std::iter::once(&model)
+                .chain(&more_models)
+                .flat_map(ModelSpec::model_ids);
+            if let Some(id) = ids.into_iter().find(|id| !prices.has(id)) {
+                return Err(ConfigError::Unpriced(id));
+            }
+        }
         Ok(Self {
             listen: cli.listen,
             database_url,
@@ -351,6 +412,8 @@ impl ServerConfig {
             metrics_listen: cli.metrics_listen,
             drain_timeout: Duration::from_secs(cli.drain_timeout),
             auth,
+            budgets,
+            prices,
         })
     }
 
@@ -382,8 +445,18 @@ impl ServerConfig {
             metrics_listen: None,
             drain_timeout: Duration::from_secs(DEFAULT_DRAIN_TIMEOUT_SECS),
             auth: AuthConfig::Session,
+            budgets: BudgetLimits::default(),
+            prices: PriceTable::default(),
         }
     }
+}
+
+/// A `--prices` file, read and checked at start.
+fn load_prices(path: &std::path::Path) -> Result<PriceTable, ConfigError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::Prices(shown.clone(), e.to_string()))?;
+    PriceTable::parse(&text).map_err(|e| ConfigError::Prices(shown, e))
 }
 
 #[cfg(test)]

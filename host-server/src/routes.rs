@@ -13,7 +13,7 @@ use actix_web::{web, App, HttpServer};
 use crate::app::AppState;
 use crate::auth::Identity;
 use crate::http::resource;
-use crate::http::{approvals, audit, health, rpc, sessions, statics, threads};
+use crate::http::{approvals, audit, health, rpc, sessions, statics, threads, usage};
 use crate::lifecycle::every;
 use dpas_governance::receipt::recover_interrupted;
 
@@ -57,6 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(threads::thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
+        .service(resource("/api/usage").get(usage::list_usage))
         .configure(crate::doors::mcp::configure)
         .default_service(web::to(statics::fallback));
 }

@@ -11,7 +11,10 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::HttpResponse;
-use dpas_engine::metrics::{ACTIVE_STEPS, ERRORS, STEPS, STEP_DURATION, TOKENS, TOOL_CALLS};
+use dpas_engine::metrics::{
+    ACTIVE_STEPS, BUDGET_EXHAUSTED, ERRORS, STEPS, STEP_DURATION, TOKENS, TOOL_CALLS, USAGE_COST,
+    USAGE_TOKENS,
+};
 use dpas_governance::metrics::APPROVALS;
 use metrics::{counter, describe_counter, describe_gauge, describe_histogram, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -65,6 +68,15 @@ fn describe() {
     );
     describe_counter!(TOKENS, "Model tokens, by kind.");
     describe_counter!(ERRORS, "Errors answered or streamed, by code.");
+    describe_counter!(USAGE_TOKENS, "Tokens of model steps, by model and kind.");
+    describe_counter!(
+        USAGE_COST,
+        "What model steps cost by the price table, in billionths of a US dollar, by model."
+    );
+    describe_counter!(
+        BUDGET_EXHAUSTED,
+        "Model steps not started because a budget was used up, by scope."
+    );
     describe_counter!(APPROVALS, "Approvals requested and decided.");
     describe_counter!(
         HTTP_REQUESTS,

@@ -107,6 +107,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "step records",
         include_str!("../migrations/sqlite/0008_step_records.sql"),
     ),
+    (
+        9,
+        "usage",
+        include_str!("../migrations/sqlite/0009_usage.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -125,6 +130,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         3,
         "step records",
         include_str!("../migrations/postgres/0003_step_records.sql"),
+    ),
+    (
+        4,
+        "usage",
+        include_str!("../migrations/postgres/0004_usage.sql"),
     ),
 ];
 

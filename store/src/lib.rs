@@ -6,7 +6,7 @@
 //! # API
 //! - [`connect`] → [`Db`] (migrated), [`ready`], [`Conn`] (a run of a step's statements), the
 //!   row readers ([`get`], [`Cell`], [`Cells`]).
-//! - [`SqlApprovalStore`], [`SqlThreadStore`], [`AuditLog`] (the audit table's writer and
+//! - [`SqlApprovalStore`], [`SqlThreadStore`], [`SqlUsageStore`], [`AuditLog`] (the audit table's writer and
 //!   reader, [`AuditRetention`]), [`revocations`] (signed-out sessions).
 //!
 //! # Invariants
@@ -39,6 +39,7 @@ mod db;
 pub mod revocations;
 pub mod steps;
 pub mod threads;
+pub mod usage;
 
 pub use approvals::SqlApprovalStore;
 pub use audit_log::{AuditLog, AuditRetention, DEFAULT_MEMORY_AUDIT_ROWS};
@@ -46,3 +47,4 @@ pub use conn::{get, parse_date, undecodable, Arg, Cell, Cells, Conn};
 pub use db::{connect, int, is_memory, ready, Backend, Db, DbError, LockKey};
 pub use steps::SqlStepStore;
 pub use threads::SqlThreadStore;
+pub use usage::SqlUsageStore;

@@ -5,6 +5,7 @@ mod common;
 mod appfiles;
 mod approvals;
 mod audit;
+mod budgets;
 mod builder;
 mod capabilities_schema;
 mod cli;

@@ -55,7 +55,7 @@ fn encodings() -> Value {
 }
 
 /// Every limit, by the names the contract uses; lengths count UTF-16 code units.
-fn limits(chat: &ChatConfig, body_limit: usize) -> Value {
+fn limits(chat: &ChatConfig, body_limit: usize, budgets: &dpas_engine::BudgetLimits) -> Value {
     json!({
         "frontendTools": l::MAX_FRONTEND_TOOLS,
         "domainTools": l::MAX_DOMAIN_TOOLS,
@@ -77,6 +77,14 @@ fn limits(chat: &ChatConfig, body_limit: usize) -> Value {
         "modelStepsPerRequest": l::MAX_MODEL_STEPS_PER_REQUEST,
         "modelTimeoutSeconds": chat.model_timeout.as_secs(),
         "requestBodyBytes": body_limit,
+        "budgets": {
+            "turnTokens": budgets.turn_tokens,
+            "turnUsd": budgets.turn_usd,
+            "actorDayTokens": budgets.actor_day_tokens,
+            "actorDayUsd": budgets.actor_day_usd,
+            "tenantDayTokens": budgets.tenant_day_tokens,
+            "tenantDayUsd": budgets.tenant_day_usd,
+        },
         "browser": {
             "stepsPerTurn": l::MAX_STEPS_PER_TURN,
             "turnDeadlineMs": l::TURN_DEADLINE_MS,
@@ -137,7 +145,7 @@ pub async fn agent_manifest(
             },
             "encodings": encodings(),
             "catalogModes": [CatalogMode::Direct.as_str(), CatalogMode::Meta.as_str()],
-            "limits": limits(&chat, state.config.body_limit),
+            "limits": limits(&chat, state.config.body_limit, &state.config.budgets),
             "models": {"ids": chat.models.ids(), "default": chat.models.default_id()},
             "steps": steps(&state),
             "untrustedContent": untrusted_content(&state, &actor),

@@ -17,6 +17,7 @@ pub(crate) mod rpc;
 pub(crate) mod sessions;
 pub(crate) mod statics;
 pub(crate) mod threads;
+pub(crate) mod usage;
 
 pub use body::{read_json, read_limited, require_json};
 pub use error::ApiError;

@@ -54,6 +54,35 @@ fn an_error_frame_fails_the_turn_and_discards_the_steps_messages() {
 }
 
 #[test]
+fn a_budget_that_stops_the_run_ends_the_turn_with_its_code_and_message() {
+    // `BUDGET_EXHAUSTED` is the server's frame-only code, not a row of the browser's table:
+    // the turn ends on it as on any error frame, with the server's words.
+    let h = Harness::new();
+    let frames = vec![
+        start(json!([])),
+        json!({ "type": "inspector", "lane": "host", "eventType": "budget",
+            "summary": "actor-day budget exhausted",
+            "data": { "budgets": [{ "scope": "actor-day", "tokensLimit": 70, "tokensLeft": 0 }],
+                "exhausted": "actor-day" } }),
+        json!({ "type": "error", "error": { "code": "BUDGET_EXHAUSTED",
+            "message": "Your budget for today is used up; the run was stopped." } }),
+        json!({ "type": "step-finish", "stepId": "stp_x", "finishReason": "error",
+            "responseMessages": [], "pendingToolCalls": [] }),
+    ];
+    h.reply(Reply::Stream(ndjson(&frames), 64));
+    let outcome = h.run(h.options());
+    assert_eq!(outcome.status, TurnStatus::Error);
+    assert_eq!(
+        error(&outcome),
+        (
+            "BUDGET_EXHAUSTED",
+            "Your budget for today is used up; the run was stopped."
+        )
+    );
+    assert_eq!(h.posted().len(), 1, "no further step is posted");
+}
+
+#[test]
 fn a_malformed_frame_is_a_decode_error() {
     let h = Harness::new();
     let mut bytes = ndjson(&[start(json!([]))]);
