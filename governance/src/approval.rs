@@ -16,6 +16,10 @@ use crate::error::{CapabilityError, CapabilityErrorCode};
 use crate::types::{Actor, CallSurface, Risk, SideEffect};
 use crate::vocab::wire_enum;
 
+/// The approval reason of a change proposed beside untrusted content (U2).
+pub const UNTRUSTED_CONTENT_REASON: &str =
+    "UNTRUSTED_CONTENT: the model read untrusted content before proposing this change";
+
 wire_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "lowercase")]

@@ -52,12 +52,12 @@ use time::OffsetDateTime;
 
 pub use approval::{
     ApprovalDecision, ApprovalRecord, ApprovalStatus, ApprovalStore, MemoryApprovalStore,
+    UNTRUSTED_CONTENT_REASON,
 };
 pub use audit::{AuditDraft, AuditEntry, AuditHub, AuditReader, AuditSource};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use envelope::Envelope;
 pub use error::{CapabilityError, CapabilityErrorCode, HandlerError, InputIssue};
-pub use pipeline::UNTRUSTED_CONTENT_REASON;
 pub use policy::{policy_fn, Decision, Policy, PolicyError, PolicyPhase, PolicyRequest, Verdict};
 pub use registry::{
     Capability, CapabilityBuilder, CapabilityMeta, InvocationContext, Registry, RegistryError,

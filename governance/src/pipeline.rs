@@ -2,6 +2,7 @@
 //! exposure, validation, actor check, policies and approval gate, then the bounded
 //! execution and its audit. The approval half (decide, run, resume) is `decision.rs`.
 
+use super::approval::UNTRUSTED_CONTENT_REASON;
 use super::envelope::outcome_of;
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,10 +23,6 @@ pub(super) const STAGE_AUTH: &str = "authentication";
 pub(super) const STAGE_APPROVAL: &str = "approval";
 pub(super) const STAGE_EXECUTION: &str = "execution";
 pub(super) const STAGE_TIMEOUT: &str = "timeout";
-
-/// The approval reason of a change proposed beside untrusted content (U2).
-pub const UNTRUSTED_CONTENT_REASON: &str =
-    "UNTRUSTED_CONTENT: the model read untrusted content before proposing this change";
 
 pub(super) struct Emit<'a> {
     pub(super) hub: &'a AuditHub,
