@@ -42,6 +42,29 @@ const decay = first && last
     }
   : null;
 
+// The same step posted again: answered from its record, beside a fresh step at as many
+// connections.
+const replay = [1, 8].map((conns) => ({
+  conns,
+  replay: read(`ours-replay-${conns}.json`),
+  fresh: ours.loads[`fresh-${conns}`],
+}));
+// Store growth on a SQLite file: the whole file and the step records' frames, per step stored.
+const growthBefore = read("growth-before.json");
+const growthAfter = read("growth-after.json");
+const growthLoad = read("growth.json");
+const growth = growthBefore && growthAfter && growthLoad
+  ? (() => {
+      const records = growthAfter.stepRecords - growthBefore.stepRecords;
+      return {
+        steps: growthLoad.requests,
+        stepRecords: records,
+        fileBytesPerStep: (growthAfter.bytes - growthBefore.bytes) / Math.max(records, 1),
+        frameBytesPerStep: (growthAfter.frameBytes - growthBefore.frameBytes) / Math.max(records, 1),
+      };
+    })()
+  : null;
+
 const cpu = os.cpus();
 const machine = `${cpu.length} × ${cpu[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}`;
 const result = {
@@ -52,6 +75,8 @@ const result = {
   ours,
   peer,
   decay,
+  replay,
+  growth,
 };
 writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
 
@@ -90,6 +115,20 @@ if (decay) {
     `\nhost-server, ${f0(decay.steps)} steps at 8 conn (${f0(decay.conversations)} conversations, ` +
       `${f0(decay.notStored)} not stored): first second ${f0(decay.firstSecondRps)} steps/s, ` +
       `last second ${f0(decay.lastSecondRps)} steps/s (${decay.ratio.toFixed(2)}×); RSS ${f1(decay.rssStartMb)} → ${f1(decay.rssEndMb)} MB`,
+  );
+}
+for (const { conns, replay: r, fresh: f } of replay) {
+  if (!r) continue;
+  console.log(
+    `\nreplayed step, ${conns} conn: ${f0(r.rps)} steps/s${errors(r)}, p50 ${f1(r.p50_ms)} ms, p99 ${f1(r.p99_ms)} ms ` +
+      `(${f0(r.replayed)} of ${f0(r.requests)} answered from the record); a fresh step: ${f0(f?.rps)} steps/s, p50 ${f1(f?.p50_ms)} ms`,
+  );
+}
+if (growth) {
+  console.log(
+    `\nstore growth on a SQLite file: ${f0(growth.stepRecords)} step records from ${f0(growth.steps)} steps; ` +
+      `${f0(growth.fileBytesPerStep)} bytes of file per step (thread, audit, ledger and record), ` +
+      `${f0(growth.frameBytesPerStep)} of them the record's frames`,
   );
 }
 console.log(`\nfigures: ${process.env.OUT}`);

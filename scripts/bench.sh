@@ -91,6 +91,31 @@ measure() {
   rss_kb "$serve_pid" VmHWM >"$work/$label-peak-kb"
 }
 
+# replays LABEL: the same step posted again and again (answered from its record), at 1 and 8
+# connections, beside the fresh-conversation loads above. Ours only: the peer keeps no record.
+replays() {
+  local label=$1
+  for conns in 1 8; do
+    echo "  $label: replayed step, $conns connection(s)…" >&2
+    BENCH_CONVERSATION="r${conns}_$RANDOM" load "$label-replay-$conns" "$conns" replay -d"${seconds}s"
+  done
+}
+
+# store_growth: BENCH_GROWTH_STEPS fresh steps into a SQLite file, then what the file and its
+# step records hold per retained step (bench/store-growth.py reads the file).
+store_growth() {
+  local db="$work/growth.db"
+  echo "host-server on a SQLite file: store growth per retained step…" >&2
+  serve "$root/target/server/host-server" --demo --model scripted --database "sqlite://$db" \
+    --listen 127.0.0.1:0 --max-concurrent-steps 1024
+  cookie=$(sign_in "$url")
+  python3 "$root/bench/store-growth.py" "$db" >"$work/growth-before.json"
+  load growth 8 fresh -d"${seconds}s"
+  kill "$serve_pid"
+  wait "$serve_pid" 2>/dev/null || true
+  python3 "$root/bench/store-growth.py" "$db" >"$work/growth-after.json"
+}
+
 # next_generation FILE → the conversation after the last one a same-conversation load posted to.
 next_generation() { sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$1" | awk '{print $1 + 1}'; }
 
@@ -122,9 +147,11 @@ echo "host-server…" >&2
 serve "$root/target/server/host-server" --demo --model scripted --database sqlite::memory: \
   --listen 127.0.0.1:0 --max-concurrent-steps 1024
 measure ours
+replays ours
 decay ours
 kill "$serve_pid"
 wait "$serve_pid" 2>/dev/null || true
+store_growth
 
 if [ "$with_peer" = 1 ]; then
   echo "peer (Node, Vercel AI SDK)…" >&2

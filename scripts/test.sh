@@ -29,6 +29,8 @@ node --test scripts/check-docs.test.mjs scripts/check-standalone.test.mjs script
 
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
+# The slow-vendor benchmark's stand-in is behind a feature (tests/Cargo.toml): linted here.
+cargo clippy -p dpas-tests --features vendor-stand-in --examples -- -D warnings
 
 step "protocol builds for wasm32"
 cargo build -p dpas-protocol --target wasm32-unknown-unknown

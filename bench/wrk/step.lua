@@ -8,8 +8,10 @@
 -- steps, so together they fill it exactly once. Answers carrying a `thread.full` frame (steps
 -- not stored) are counted all the same. Every request is a turn of its own (its `turnId` is
 -- the thread's and the request's number): the same ids posted again would be the same step,
--- answered from its record instead of run. At the end it writes the figures as JSON to
--- BENCH_OUT.
+-- answered from its record instead of run. BENCH_MODE=replay posts exactly that: one step of
+-- a conversation per wrk thread, the same body every time, so every request after the
+-- thread's first is answered from the step's record (`dpas-step-replay: true`, counted as
+-- `replayed`). At the end it writes the figures as JSON to BENCH_OUT.
 
 local body_file = os.getenv("BENCH_BODY")
 local mode = os.getenv("BENCH_MODE") or "same"
@@ -28,11 +30,11 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local prefix, middle, suffix, n, id = nil, nil, nil, 0, nil
+local prefix, middle, suffix, n, id, replay_request = nil, nil, nil, 0, nil, nil
 -- This thread's share of a conversation's steps and the requests it has sent; the answers
 -- that said the step was not stored, and the conversation posted to last (read by `done`).
 local share, sent = math.max(1, math.floor(per_conversation / wrk_threads)), 0
-full, generation = 0, first_generation
+full, generation, replayed = 0, first_generation, 0
 
 function init(args)
   local f = assert(io.open(body_file, "rb"))
@@ -50,9 +52,14 @@ function init(args)
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Cookie"] = os.getenv("BENCH_COOKIE")
+  replay_request = wrk.format(nil, nil, nil,
+    prefix .. "cnv_replay_" .. (fixed or id) .. "_" .. tid .. middle .. "trn_replay" .. suffix)
 end
 
 function request()
+  if mode == "replay" then
+    return replay_request
+  end
   if mode == "fresh" then
     n = n + 1
     local turn = "trn_b" .. tid .. "_" .. n
@@ -63,6 +70,14 @@ function request()
   local conversation = generation == 0 and id or (id .. "_" .. generation)
   local turn = "trn_b" .. tid .. "_" .. sent
   return wrk.format(nil, nil, nil, prefix .. conversation .. middle .. turn .. suffix)
+end
+
+if mode == "replay" then
+  function response(status, headers, body)
+    if headers["dpas-step-replay"] == "true" or headers["Dpas-Step-Replay"] == "true" then
+      replayed = replayed + 1
+    end
+  end
 end
 
 if mode == "same" then
@@ -76,18 +91,19 @@ end
 
 function done(summary, latency, requests)
   if not out then return end
-  local not_stored, last_generation = 0, first_generation
+  local not_stored, last_generation, replays = 0, first_generation, 0
   for _, t in ipairs(threads) do
     not_stored = not_stored + (t:get("full") or 0)
+    replays = replays + (t:get("replayed") or 0)
     last_generation = math.max(last_generation, t:get("generation") or 0)
   end
   local f = assert(io.open(out, "w"))
   local seconds = summary.duration / 1e6
   local e = summary.errors
   f:write(string.format(
-    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d,"not_stored":%d,"generation":%d}\n',
+    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d,"not_stored":%d,"generation":%d,"replayed":%d}\n',
     summary.requests, seconds, summary.requests / seconds,
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-    e.status, e.connect + e.read + e.write + e.timeout, not_stored, last_generation))
+    e.status, e.connect + e.read + e.write + e.timeout, not_stored, last_generation, replays))
   f:close()
 end

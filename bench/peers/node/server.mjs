@@ -16,6 +16,8 @@
 // - The AI SDK validates and converts the prompt on every call (its own work, not ours).
 //
 // Usage: node server.mjs <port>   (prints "listening on http://127.0.0.1:<port>")
+// With PEER_OPENAI_BASE_URL set, the model is the AI SDK's OpenAI provider at that URL (the
+// slow-vendor benchmark's stand-in, scripts/bench-vendor.sh) instead of the mock.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { jsonSchema, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import { createOpenAI } from "@ai-sdk/openai";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SEED = JSON.parse(
@@ -175,7 +178,7 @@ const USAGE = {
   inputTokens: { total: 16, noCache: 8, cacheRead: 8, cacheWrite: undefined },
   outputTokens: { total: 16, text: 12, reasoning: 4 },
 };
-const model = new MockLanguageModelV3({
+const mock = new MockLanguageModelV3({
   provider: "mock",
   modelId: "scripted",
   doStream: async () => {
@@ -203,6 +206,10 @@ const model = new MockLanguageModelV3({
     };
   },
 });
+
+const model = process.env.PEER_OPENAI_BASE_URL
+  ? createOpenAI({ baseURL: process.env.PEER_OPENAI_BASE_URL, apiKey: "bench" }).chat("bench")
+  : mock;
 
 const SYSTEM = `You are the receivables assistant of a small finance team. Money amounts are integers in minor units (cents): 1840000 is €18,400. Invoices are drafts, sent (outstanding) or paid; an outstanding invoice past its due date is overdue.
 

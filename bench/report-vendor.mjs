@@ -1,0 +1,75 @@
+// Reads the figures scripts/bench-vendor.sh left in $WORK, prints one table, and writes them all
+// as JSON to $OUT.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const work = process.env.WORK;
+const streamMs = Number(process.env.STREAM_MS);
+const levels = process.env.LEVELS.trim().split(/\s+/).map(Number);
+const withPeer = process.env.WITH_PEER === "1";
+const read = (name) => {
+  const file = path.join(work, name);
+  if (!existsSync(file)) return null;
+  const text = readFileSync(file, "utf8").trim();
+  return name.endsWith(".json") ? JSON.parse(text) : Number(text);
+};
+
+const side = (label) => {
+  const idleKb = read(`${label}-idle-kb`);
+  return levels.map((n) => {
+    const load = read(`${label}-${n}.json`);
+    const before = read(`${label}-${n}-vendor-before.json`);
+    const after = read(`${label}-${n}-vendor-after.json`);
+    const peakKb = read(`${label}-${n}-peak-kb`);
+    if (!load) return { inFlight: n, missing: true };
+    return {
+      inFlight: n,
+      rps: load.rps,
+      idealRps: n / (streamMs / 1000),
+      p50Ms: load.p50_ms,
+      p99Ms: load.p99_ms,
+      errors: load.non2xx + load.socket_errors,
+      vendorMaxInFlight: after?.maxInFlight ?? null,
+      vendorRequests: after && before ? after.requests - before.requests : null,
+      vendorStreamP99Ms: after?.streamP99Ms ?? null,
+      // The server's own time at p99: the step's p99 less the stand-in's own p99 stream.
+      overheadP99Ms: after?.streamP99Ms != null ? load.p99_ms - after.streamP99Ms : null,
+      rssAboveIdleMb: peakKb && idleKb ? (peakKb - idleKb) / 1024 : null,
+      kbPerStepInFlight: peakKb && idleKb ? (peakKb - idleKb) / n : null,
+    };
+  });
+};
+
+const cpu = os.cpus();
+const machine = `${cpu.length} × ${cpu[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}`;
+const result = {
+  date: new Date().toISOString(),
+  machine,
+  streamMs,
+  workload: "bench/carla-step0.request.json, a fresh conversation per request, --model openai:bench at the vendor stand-in",
+  ours: side("ours"),
+  peer: withPeer ? side("peer") : null,
+};
+writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
+
+const f0 = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
+const f1 = (n) => (n == null ? "—" : n.toFixed(1));
+const rows = [["side", "in flight", "steps/s (ideal)", "p50 ms", "p99 ms", "overhead p99 ms", "errors", "vendor max in flight", "RSS above idle MB", "KB per step in flight"]];
+for (const [label, figures] of [["host-server", result.ours], ["peer", result.peer]]) {
+  for (const l of figures ?? []) {
+    if (l.missing) {
+      rows.push([label, f0(l.inFlight), "no figures", "", "", "", "", "", "", ""]);
+      continue;
+    }
+    rows.push([label, f0(l.inFlight), `${f0(l.rps)} (${f0(l.idealRps)})`, f0(l.p50Ms), f0(l.p99Ms), f0(l.overheadP99Ms),
+      f0(l.errors), f0(l.vendorMaxInFlight), f1(l.rssAboveIdleMb), f1(l.kbPerStepInFlight)]);
+  }
+}
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+console.log(`\n${machine}; the vendor streams ${streamMs} ms a step\n`);
+console.log(line(rows[0]));
+console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+for (const r of rows.slice(1)) console.log(line(r));
+console.log(`\nfigures: ${process.env.OUT}`);
