@@ -1,19 +1,14 @@
 // Reads the figures scripts/bench-vendor.sh left in $WORK, prints one table, and writes them all
 // as JSON to $OUT.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { writeFileSync } from "node:fs";
+
+import { machine as machineLine, reader } from "./lib.mjs";
 
 const work = process.env.WORK;
 const streamMs = Number(process.env.STREAM_MS);
 const levels = process.env.LEVELS.trim().split(/\s+/).map(Number);
 const withPeer = process.env.WITH_PEER === "1";
-const read = (name) => {
-  const file = path.join(work, name);
-  if (!existsSync(file)) return null;
-  const text = readFileSync(file, "utf8").trim();
-  return name.endsWith(".json") ? JSON.parse(text) : Number(text);
-};
+const read = reader(work);
 
 const side = (label) => {
   const idleKb = read(`${label}-idle-kb`);
@@ -41,8 +36,7 @@ const side = (label) => {
   });
 };
 
-const cpu = os.cpus();
-const machine = `${cpu.length} × ${cpu[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}`;
+const machine = machineLine();
 const result = {
   date: new Date().toISOString(),
   machine,

@@ -1,17 +1,12 @@
 // Reads the figures scripts/bench.sh left in $WORK, prints one table, and writes them all as
 // JSON to $OUT.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { writeFileSync } from "node:fs";
+
+import { machine as machineLine, reader } from "./lib.mjs";
 
 const work = process.env.WORK;
 const withPeer = process.env.WITH_PEER === "1";
-const read = (name) => {
-  const file = path.join(work, name);
-  if (!existsSync(file)) return null;
-  const text = readFileSync(file, "utf8").trim();
-  return name.endsWith(".json") ? JSON.parse(text) : Number(text);
-};
+const read = reader(work);
 const side = (label) => {
   const loads = {};
   for (const mode of ["same", "fresh"]) {
@@ -65,8 +60,7 @@ const growth = growthBefore && growthAfter && growthLoad
     })()
   : null;
 
-const cpu = os.cpus();
-const machine = `${cpu.length} × ${cpu[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}`;
+const machine = machineLine();
 const result = {
   date: new Date().toISOString(),
   machine,

@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 # shellcheck source=scripts/lib/serve.sh
 . scripts/lib/serve.sh
+# shellcheck source=scripts/lib/bench.sh
+. scripts/lib/bench.sh
 
 levels=${BENCH_LEVELS:-100 1000 2500 5000}
 stream_ms=${BENCH_STREAM_MS:-2000}
@@ -41,13 +43,6 @@ cargo build -q --profile server -p dpas-tests --features vendor-stand-in --examp
 if [ "$with_peer" = 1 ] && [ ! -d bench/peers/node/node_modules ]; then
   (cd bench/peers/node && npm ci --no-audit --no-fund >&2)
 fi
-
-sign_in() {
-  curl -fsS -D - -o /dev/null -H 'content-type: application/json' \
-    -d '{"role":"controller"}' "$1/api/session" |
-    tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n1
-}
-rss_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }

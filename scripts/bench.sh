@@ -32,6 +32,8 @@ fi
 root=$(pwd)
 # shellcheck source=scripts/lib/serve.sh
 . scripts/lib/serve.sh
+# shellcheck source=scripts/lib/bench.sh
+. scripts/lib/bench.sh
 
 seconds=${BENCH_SECONDS:-5}
 decay_steps=${BENCH_DECAY_STEPS:-10000}
@@ -52,16 +54,6 @@ cargo build -q --profile server -p host-server-cli
 if [ "$with_peer" = 1 ] && [ ! -d bench/peers/node/node_modules ]; then
   (cd bench/peers/node && npm ci --no-audit --no-fund >&2)
 fi
-
-# sign_in URL → the session cookie (name=value) of the demo controller.
-sign_in() {
-  curl -fsS -D - -o /dev/null -H 'content-type: application/json' \
-    -d '{"role":"controller"}' "$1/api/session" |
-    tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n1
-}
-
-# rss_kb PID FIELD → VmHWM (peak) or VmRSS (now) of the process, in kB.
-rss_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 
 # load NAME CONNECTIONS MODE [wrk args…] → writes $work/NAME.json
 load() {
