@@ -21,7 +21,8 @@
 //!   checks the dependency tree). Refusals are [`Refusal`]s; the HTTP layer gives them their
 //!   status.
 //! - A run outlives its response: a client that leaves never stops settlement or
-//!   persistence, and a run's step permit is held until the run ends.
+//!   persistence, and a run's step permit is held until the run ends. Only an explicit cancel
+//!   ([`StepLog::cancel`]) stops a run early, and it still settles and persists.
 
 pub mod budget;
 pub mod compose;
@@ -205,6 +206,7 @@ impl Engine {
             drain: Some(self.drain.track()),
             recording: None,
             meter,
+            cancel: None,
         })
     }
 }
@@ -216,13 +218,15 @@ impl Engine {
 /// next step at once.
 ///
 /// A recorded run ([`StepRun::recording`]) sends every line to its followers as well, says in
-/// its record that it is running, and stores its whole response before the stream ends.
+/// its record that it is running, stores its whole response before the stream ends, and can
+/// be cancelled ([`StepLog::cancel`]).
 pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
     let permit = run.permit.take();
     let recording = run.recording.take();
     let sink = match &recording {
         Some(recording) => {
             recording.spawn_heartbeat();
+            run.cancel = Some(recording.cancel_signal());
             sink.recorded(recording.live())
         }
         None => sink,

@@ -3,7 +3,11 @@
 //! reconstruction (F5), orphan settlement (F7), usage (H) and thread persistence (L).
 //!
 //! The run owns everything it needs and only writes frames into a sink: a departed client
-//! never stops settlement, usage accounting or persistence.
+//! never stops settlement, usage accounting or persistence. Only a cancel does
+//! ([`StepRun::cancel`]): the model call in flight is dropped (its vendor connection closes),
+//! server calls already running complete and keep their results, nothing further starts,
+//! every call left open is answered [`cancelled_result`], and the step is persisted and ends
+//! with `finishReason` `cancelled`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +26,7 @@ use dpas_protocol::{
 use futures_util::stream::{FuturesOrdered, StreamExt};
 use futures_util::FutureExt;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tracing::Instrument;
 
 use crate::compose::Composition;
@@ -199,25 +203,61 @@ pub struct StepRun {
     pub recording: Option<Recording>,
     /// Where each model step's usage goes and the budgets it is admitted against.
     pub meter: Option<crate::budget::RunMeter>,
+    /// Set once the step is cancelled (`POST /agent/chat/cancel`); a recorded run's, from
+    /// its record ([`crate::spawn_run`]).
+    pub cancel: Option<watch::Receiver<bool>>,
 }
 
-/// `fut`'s output, or `None` once the drain deadline cuts the run.
-async fn unless_cut<F: std::future::Future>(
+/// Why a run stopped waiting on its model.
+enum Halt {
+    /// The drain deadline cut it.
+    Cut,
+    /// Its step was cancelled.
+    Cancelled,
+}
+
+/// `fut`'s output, or why the run stopped waiting for it: the drain deadline, or a cancel.
+async fn unless_halted<F: std::future::Future>(
     drain: &mut Option<RunGuard>,
+    cancel: &mut Option<watch::Receiver<bool>>,
     fut: F,
-) -> Option<F::Output> {
+) -> Result<F::Output, Halt> {
     let cut = async {
         match drain {
             Some(guard) => guard.cut().await,
             None => std::future::pending().await,
         }
     };
+    let cancelled = async {
+        match cancel {
+            Some(signal) => {
+                if signal.wait_for(|c| *c).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         biased;
-        () = cut => None,
-        out = fut => Some(out),
+        () = cut => Err(Halt::Cut),
+        () = cancelled => Err(Halt::Cancelled),
+        out = fut => Ok(out),
     }
 }
+
+/// The answer to a call a cancel left open: it did not run, and the user stopped it.
+pub fn cancelled_result() -> Value {
+    json!({"error": {
+        "code": "TOOL_NOT_EXECUTED",
+        "message": CANCELLED_MESSAGE,
+        "retry": "no",
+    }})
+}
+
+/// The message of [`cancelled_result`].
+pub const CANCELLED_MESSAGE: &str =
+    "The user stopped this step before this tool ran; it did not run.";
 
 /// One recorded tool call of this run.
 #[derive(Debug, Clone)]
@@ -309,6 +349,7 @@ fn truncate_message(message: &str) -> String {
 enum StepEnd {
     Finished,
     Failed,
+    Cancelled,
 }
 
 impl StepRun {
@@ -442,6 +483,10 @@ impl StepRun {
             if self.is_cut() {
                 break;
             }
+            if self.is_cancelled() {
+                finish_reason = "cancelled".into();
+                break;
+            }
             if let Some(Err(frames)) = match meter.as_mut() {
                 Some(m) => Some(m.admit(model_step, self.correlation()).await),
                 None => None,
@@ -473,8 +518,12 @@ impl StepRun {
                 }
             }
             match ended {
-                StepEnd::Failed => break,
+                StepEnd::Failed | StepEnd::Cancelled => break,
                 StepEnd::Finished => {}
+            }
+            if self.is_cancelled() {
+                finish_reason = "cancelled".into();
+                break;
             }
             self.execute_server_calls(&sink, &mut history, first_new_call)
                 .await;
@@ -494,6 +543,9 @@ impl StepRun {
             }
         }
         history.flush();
+        if finish_reason == "cancelled" {
+            self.settle_cancelled(&sink, &mut history).await;
+        }
         self.settle_orphans(&sink, &mut history).await;
 
         let usage = usage.finish();
@@ -560,24 +612,28 @@ impl StepRun {
             tools: Arc::clone(tools),
         };
         let timeout = self.model_timeout;
-        let opened = unless_cut(
+        let opened = unless_halted(
             &mut self.drain,
+            &mut self.cancel,
             tokio::time::timeout(timeout, self.provider.stream(request)),
         )
         .await;
         let mut stream = match opened {
-            None => return self.fail_cut(sink, finish_reason).await,
-            Some(Ok(Ok(stream))) => stream,
-            Some(Ok(Err(e))) => return self.fail_model(sink, finish_reason, &e).await,
-            Some(Err(_)) => return self.fail_timeout(sink, finish_reason).await,
+            Err(halt) => return self.halted(sink, finish_reason, halt).await,
+            Ok(Ok(Ok(stream))) => stream,
+            Ok(Ok(Err(e))) => return self.fail_model(sink, finish_reason, &e).await,
+            Ok(Err(_)) => return self.fail_timeout(sink, finish_reason).await,
         };
         loop {
-            let next = unless_cut(
+            let next = unless_halted(
                 &mut self.drain,
+                &mut self.cancel,
                 tokio::time::timeout(timeout, stream.next()),
             );
-            let Some(next) = next.await else {
-                return self.fail_cut(sink, finish_reason).await;
+            let next = match next.await {
+                Ok(next) => next,
+                // Returning drops the vendor's stream, and with it its connection.
+                Err(halt) => return self.halted(sink, finish_reason, halt).await,
             };
             let event = match next {
                 Err(_) => return self.fail_timeout(sink, finish_reason).await,
@@ -652,6 +708,27 @@ impl StepRun {
         let err = HostError::model_timeout(self.model_timeout.as_secs());
         self.emit(sink, Frame::error(&err)).await;
         StepEnd::Failed
+    }
+
+    /// The drain deadline cut the run, or its step was cancelled (no error: the user asked).
+    async fn halted(
+        &mut self,
+        sink: &FrameSink,
+        finish_reason: &mut String,
+        halt: Halt,
+    ) -> StepEnd {
+        match halt {
+            Halt::Cut => self.fail_cut(sink, finish_reason).await,
+            Halt::Cancelled => {
+                *finish_reason = "cancelled".into();
+                StepEnd::Cancelled
+            }
+        }
+    }
+
+    /// Whether the step has been cancelled.
+    fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| *c.borrow())
     }
 
     /// Whether the drain deadline has cut this run.
@@ -822,6 +899,41 @@ impl StepRun {
                 }
             }
         }
+    }
+
+    /// A cancelled step answers every call left open, server or browser, [`cancelled_result`]
+    /// (none of them ran: server calls already running were waited for), so the stored
+    /// thread holds no call without a result; a `step.cancelled` inspector frame says which.
+    async fn settle_cancelled(&mut self, sink: &FrameSink, history: &mut History) {
+        let open: Vec<String> = history
+            .records
+            .iter()
+            .filter(|r| r.executor.is_some() && !r.answered)
+            .map(|r| r.id.clone())
+            .collect();
+        for id in &open {
+            let result = cancelled_result();
+            if let Some(record) = history.answer(id, result.clone()) {
+                let plane = match record.executor {
+                    Some(Executor::Browser) => Plane::Browser,
+                    _ => Plane::Server,
+                };
+                telemetry::tool_call(plane, CallOutcome::NotExecuted);
+                self.emit_result(sink, &record, false, result).await;
+            }
+        }
+        let summary = match open.len() {
+            0 => "The user stopped this step.".to_owned(),
+            n => format!("The user stopped this step; {n} tool call(s) did not run."),
+        };
+        let frame = Frame::Inspector(InspectorFrame {
+            lane: Lane::Runtime,
+            event_type: "step.cancelled".into(),
+            summary,
+            correlation: Some(self.correlation()),
+            data: Some(json!({ "notRun": open })),
+        });
+        self.emit(sink, frame).await;
     }
 
     /// Answers every server call left open (F7): nothing was captured for it, so it did not

@@ -9,13 +9,17 @@
 //! waited for (the record is read every [`POLL`] while its replica's heartbeat, written every
 //! [`HEARTBEAT`], is younger than [`STALE`]); a stale one is 503 `STEP_INTERRUPTED`, since its
 //! replica stopped mid-step and what the step did is not known.
+//!
+//! A cancel ([`StepLog::cancel`]) names one owner's running steps: on this replica it reaches
+//! the run at once; on another, through the record's `cancel_requested`, which that replica's
+//! heartbeat reads. Either way the answer waits for the run to end and says how it ended.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use dpas_governance::steps::{Claim, StepKey, StepState, StepStore};
+use dpas_governance::steps::{CancelTarget, Claim, StepKey, StepState, StepStore};
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
@@ -72,6 +76,8 @@ pub struct LiveStep {
     digest: String,
     state: Mutex<(Phase, Vec<Bytes>)>,
     changed: watch::Sender<u64>,
+    /// Set once a cancel reached the step; its run watches it.
+    cancel: watch::Sender<bool>,
 }
 
 impl LiveStep {
@@ -80,6 +86,7 @@ impl LiveStep {
             digest: digest.to_owned(),
             state: Mutex::new((Phase::Claiming, Vec::new())),
             changed: watch::channel(0).0,
+            cancel: watch::channel(false).0,
         })
     }
 
@@ -104,6 +111,28 @@ impl LiveStep {
         self.changed.send_modify(|n| *n += 1);
     }
 
+    /// Waits for the step's run here to end, then how it ended; `None` when its claim came to
+    /// no run here (refused, a conflict, or another replica's).
+    async fn ended(&self) -> Option<CancelOutcome> {
+        let mut changed = self.changed.subscribe();
+        loop {
+            let phase = self.lock().0.clone();
+            match phase {
+                Phase::Claiming | Phase::Running => {}
+                Phase::Done => return Some(CancelOutcome::of(&self.body())),
+                _ => return None,
+            }
+            if changed.changed().await.is_err() {
+                return Some(CancelOutcome::Interrupted);
+            }
+        }
+    }
+
+    /// The signal a cancel sets for this step's run.
+    pub(crate) fn cancel_signal(&self) -> watch::Receiver<bool> {
+        self.cancel.subscribe()
+    }
+
     fn body(&self) -> Vec<u8> {
         let state = self.lock();
         let mut out = Vec::with_capacity(state.1.iter().map(Bytes::len).sum());
@@ -112,6 +141,49 @@ impl LiveStep {
         }
         out
     }
+}
+
+/// How a cancelled step's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// The cancel stopped it: its response ends with `finishReason` `cancelled`.
+    Cancelled,
+    /// It ended on its own before the cancel reached it.
+    Finished,
+    /// Its replica stopped before it ended: what it did is not known.
+    Interrupted,
+}
+
+impl CancelOutcome {
+    /// The outcome's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::Finished => "finished",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// How a step whose response is `body` ended, by its last `step-finish`.
+    fn of(body: &[u8]) -> Self {
+        let finish = body
+            .split(|b| *b == b'\n')
+            .rev()
+            .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+            .find(|frame| frame["type"] == "step-finish");
+        match finish {
+            Some(frame) if frame["finishReason"] == "cancelled" => Self::Cancelled,
+            Some(_) => Self::Finished,
+            None => Self::Interrupted,
+        }
+    }
+}
+
+/// One step a cancel named, and how its run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cancelled {
+    pub key: StepKey,
+    pub outcome: CancelOutcome,
 }
 
 /// What a request for a step does.
@@ -221,6 +293,59 @@ impl StepLog {
         }
     }
 
+    /// Stops every running step `target` names, on this replica or another sharing the
+    /// records, and waits for each run to end: how each ended, in no particular order. A step
+    /// that is not running (finished, unknown, another owner's) is not in the answer.
+    pub async fn cancel(&self, target: &CancelTarget) -> Result<Vec<Cancelled>, Refusal> {
+        let local: Vec<(StepKey, Arc<LiveStep>)> = self
+            .live()
+            .iter()
+            .filter(|(key, step)| {
+                target.names(key) && matches!(step.lock().0, Phase::Claiming | Phase::Running)
+            })
+            .map(|(key, step)| (key.clone(), Arc::clone(step)))
+            .collect();
+        for (_, step) in &local {
+            step.cancel.send_replace(true);
+        }
+        let marked = self.store.request_cancel(target).await.map_err(|e| {
+            tracing::error!(error = %e, "a cancel could not be stored");
+            Refusal::StepInterrupted
+        })?;
+        let mut ended = Vec::with_capacity(marked.len().max(local.len()));
+        for (key, step) in local {
+            if let Some(outcome) = step.ended().await {
+                ended.push(Cancelled { key, outcome });
+            }
+        }
+        for key in marked {
+            if ended.iter().any(|c| c.key == key) {
+                continue;
+            }
+            if let Some(outcome) = self.ended_elsewhere(&key).await {
+                ended.push(Cancelled { key, outcome });
+            }
+        }
+        Ok(ended)
+    }
+
+    /// How a step running on another replica ended, once it has: `None` when its record went.
+    async fn ended_elsewhere(&self, key: &StepKey) -> Option<CancelOutcome> {
+        loop {
+            let record = match self.store.get(key).await {
+                Ok(record) => record?,
+                Err(_) => return Some(CancelOutcome::Interrupted),
+            };
+            if record.state == StepState::Done {
+                return Some(CancelOutcome::of(&record.frames));
+            }
+            if OffsetDateTime::now_utc() - record.heartbeat_at > STALE {
+                return Some(CancelOutcome::Interrupted);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     /// Deletes the records kept past their retention.
     pub async fn purge(&self) -> Result<u64, dpas_governance::steps::StepStoreError> {
         self.store.purge(OffsetDateTime::now_utc()).await
@@ -239,6 +364,11 @@ pub struct Recording {
 impl Recording {
     pub(crate) fn live(&self) -> Arc<LiveStep> {
         Arc::clone(&self.step)
+    }
+
+    /// What the run watches for a cancel ([`StepLog::cancel`]).
+    pub(crate) fn cancel_signal(&self) -> watch::Receiver<bool> {
+        self.step.cancel_signal()
     }
 
     /// The step was refused before its run started: its claim is given up, and every request
@@ -267,8 +397,15 @@ impl Recording {
                 tokio::select! {
                     _ = ticks.tick() => {
                         let now = OffsetDateTime::now_utc();
-                        if let Err(e) = log.store.heartbeat(&key, &log.replica, now).await {
-                            tracing::warn!(error = %e, "a running step's heartbeat was not stored");
+                        match log.store.heartbeat(&key, &log.replica, now).await {
+                            // Asked through another replica: the run stops as if asked here.
+                            Ok(true) => {
+                                step.cancel.send_replace(true);
+                            }
+                            Ok(false) => {}
+                            Err(e) => {
+                                tracing::warn!(error = %e, "a running step's heartbeat was not stored");
+                            }
                         }
                     }
                     changed = changed.changed() => if changed.is_err() { return },

@@ -39,6 +39,26 @@ pub struct StepRecord {
     pub heartbeat_at: OffsetDateTime,
 }
 
+/// The steps a cancel names: one owner's running steps of one conversation, narrowed to one
+/// turn and one step when those are given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CancelTarget {
+    pub owner: String,
+    pub conversation_id: String,
+    pub turn_id: Option<String>,
+    pub step_index: Option<u64>,
+}
+
+impl CancelTarget {
+    /// Whether `key` is one of the steps named.
+    pub fn names(&self, key: &StepKey) -> bool {
+        key.owner == self.owner
+            && key.conversation_id == self.conversation_id
+            && self.turn_id.as_ref().is_none_or(|t| *t == key.turn_id)
+            && self.step_index.is_none_or(|s| s == key.step_index)
+    }
+}
+
 /// What claiming a step found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
@@ -69,13 +89,17 @@ pub trait StepStore: Send + Sync {
     ) -> StepFuture<'a, Claim>;
     /// The record of `key`, if any.
     fn get<'a>(&'a self, key: &'a StepKey) -> StepFuture<'a, Option<StepRecord>>;
-    /// Says that `replica` is still running `key`.
+    /// Says that `replica` is still running `key`; answers whether a cancel was asked for it
+    /// since ([`StepStore::request_cancel`], from any replica).
     fn heartbeat<'a>(
         &'a self,
         key: &'a StepKey,
         replica: &'a str,
         now: OffsetDateTime,
-    ) -> StepFuture<'a, ()>;
+    ) -> StepFuture<'a, bool>;
+    /// Marks every running step `target` names as asked to stop; the keys marked. A finished
+    /// step, or another owner's, is never marked.
+    fn request_cancel<'a>(&'a self, target: &'a CancelTarget) -> StepFuture<'a, Vec<StepKey>>;
     /// Stores the finished step's whole response body.
     fn finish<'a>(
         &'a self,

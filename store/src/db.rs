@@ -112,6 +112,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "usage",
         include_str!("../migrations/sqlite/0009_usage.sql"),
     ),
+    (
+        11,
+        "step cancel",
+        include_str!("../migrations/sqlite/0011_step_cancel.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -135,6 +140,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         4,
         "usage",
         include_str!("../migrations/postgres/0004_usage.sql"),
+    ),
+    (
+        6,
+        "step cancel",
+        include_str!("../migrations/postgres/0006_step_cancel.sql"),
     ),
 ];
 

@@ -7,7 +7,9 @@
 //! ([`SqlStepStore::capped`]): the database lives in the process, and a step's record holds its
 //! whole response.
 
-use dpas_governance::steps::{Claim, StepKey, StepRecord, StepState, StepStore, StepStoreError};
+use dpas_governance::steps::{
+    CancelTarget, Claim, StepKey, StepRecord, StepState, StepStore, StepStoreError,
+};
 use futures_util::future::BoxFuture;
 use time::OffsetDateTime;
 
@@ -186,27 +188,70 @@ impl StepStore for SqlStepStore {
         key: &'a StepKey,
         replica: &'a str,
         now: OffsetDateTime,
-    ) -> BoxFuture<'a, Result<(), StepStoreError>> {
+    ) -> BoxFuture<'a, Result<bool, StepStoreError>> {
         Box::pin(async move {
             let [owner, conversation, turn, step] = key_args(key);
             let mut conn = self.db.conn().await.map_err(storage)?;
-            conn.execute(
-                &format!(
-                    "UPDATE step_records SET heartbeat_at = $5 \
-                     WHERE {KEY} AND replica = $6 AND state = 'running'"
-                ),
-                &[
-                    owner,
-                    conversation,
-                    turn,
-                    step,
-                    nanos(now).into(),
-                    replica.into(),
-                ],
-            )
+            let asked = conn
+                .fetch(
+                    &format!(
+                        "UPDATE step_records SET heartbeat_at = $5 \
+                         WHERE {KEY} AND replica = $6 AND state = 'running' \
+                         RETURNING cancel_requested"
+                    ),
+                    &[
+                        owner,
+                        conversation,
+                        turn,
+                        step,
+                        nanos(now).into(),
+                        replica.into(),
+                    ],
+                    |row| get::<i64>(row, "cancel_requested"),
+                )
+                .await
+                .map_err(storage)?;
+            Ok(asked.first().is_some_and(|a| *a != 0))
+        })
+    }
+
+    fn request_cancel<'a>(
+        &'a self,
+        target: &'a CancelTarget,
+    ) -> BoxFuture<'a, Result<Vec<StepKey>, StepStoreError>> {
+        Box::pin(async move {
+            let step = target
+                .step_index
+                .map(|s| i64::try_from(s).unwrap_or(i64::MAX));
+            let mut args: Vec<Arg<'_>> = vec![
+                target.owner.as_str().into(),
+                target.conversation_id.as_str().into(),
+            ];
+            let mut sql = String::from(
+                "UPDATE step_records SET cancel_requested = 1 \
+                 WHERE owner = $1 AND conversation_id = $2 AND state = 'running'",
+            );
+            if let Some(turn) = &target.turn_id {
+                args.push(turn.as_str().into());
+                sql.push_str(&format!(" AND turn_id = ${}", args.len()));
+            }
+            if let Some(step) = step {
+                args.push(step.into());
+                sql.push_str(&format!(" AND step_index = ${}", args.len()));
+            }
+            sql.push_str(" RETURNING turn_id, step_index");
+            let mut conn = self.db.conn().await.map_err(storage)?;
+            conn.fetch(&sql, &args, |row| {
+                let index: i64 = get(row, "step_index")?;
+                Ok(StepKey {
+                    owner: target.owner.clone(),
+                    conversation_id: target.conversation_id.clone(),
+                    turn_id: get(row, "turn_id")?,
+                    step_index: u64::try_from(index).unwrap_or_default(),
+                })
+            })
             .await
-            .map_err(storage)?;
-            Ok(())
+            .map_err(storage)
         })
     }
 
@@ -310,17 +355,33 @@ mod tests {
         assert!(running.frames.is_empty());
 
         let beat = t0 + std::time::Duration::from_secs(2);
-        store.heartbeat(&key(0), "rpl_b", beat).await.unwrap();
+        assert!(!store.heartbeat(&key(0), "rpl_b", beat).await.unwrap());
         assert_eq!(
             store.get(&key(0)).await.unwrap().unwrap().heartbeat_at,
             t0,
             "not b's"
         );
-        store.heartbeat(&key(0), "rpl_a", beat).await.unwrap();
+        assert!(!store.heartbeat(&key(0), "rpl_a", beat).await.unwrap());
         assert_eq!(
             store.get(&key(0)).await.unwrap().unwrap().heartbeat_at,
             beat
         );
+
+        // A cancel names the owner's running steps only; the next heartbeat hears it.
+        let mut target = CancelTarget {
+            owner: "someone@example.com".into(),
+            conversation_id: "cnv_1".into(),
+            turn_id: None,
+            step_index: None,
+        };
+        assert!(store.request_cancel(&target).await.unwrap().is_empty());
+        target.owner = "carla@example.com".into();
+        target.turn_id = Some("trn_2".into());
+        assert!(store.request_cancel(&target).await.unwrap().is_empty());
+        target.turn_id = Some("trn_1".into());
+        target.step_index = Some(0);
+        assert_eq!(store.request_cancel(&target).await.unwrap(), vec![key(0)]);
+        assert!(store.heartbeat(&key(0), "rpl_a", beat).await.unwrap());
 
         store
             .finish(&key(0), b"{\"type\":\"step-finish\"}\n", beat)
@@ -329,6 +390,8 @@ mod tests {
         let done = store.get(&key(0)).await.unwrap().unwrap();
         assert_eq!(done.state, StepState::Done);
         assert_eq!(done.frames, b"{\"type\":\"step-finish\"}\n");
+        // A finished step is not marked by a cancel.
+        assert!(store.request_cancel(&target).await.unwrap().is_empty());
         // A finished record is not released.
         store.release(&key(0)).await.unwrap();
         assert!(store.get(&key(0)).await.unwrap().is_some());

@@ -7,6 +7,7 @@ mod approvals;
 mod audit;
 mod budgets;
 mod builder;
+mod cancel;
 mod capabilities_schema;
 mod cli;
 mod discovery;

@@ -13,8 +13,9 @@ use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 use dpas_engine::steps::{Admission, Followed};
 use dpas_engine::{spawn_run, ChatConfig, FrameSink, StepRun, FRAME_BUFFER};
-use dpas_governance::steps::StepKey;
+use dpas_governance::steps::{CancelTarget, StepKey};
 use dpas_protocol::decode_request;
+use dpas_protocol::limits::{MAX_ID_LEN, MAX_STEP_INDEX};
 use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
@@ -22,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::open::{open, BodyKind};
 use crate::http::error::ApiError;
+use crate::http::Caller;
 use crate::AppState;
 
 pub async fn agent_chat(
@@ -88,6 +90,64 @@ pub async fn agent_chat(
         }
     }
     Err(dpas_engine::Refusal::StepInterrupted.into())
+}
+
+/// The largest body `POST /agent/chat/cancel` reads.
+const CANCEL_BODY_LIMIT: usize = 1024;
+
+/// What `POST /agent/chat/cancel` names: the caller's running steps of one conversation,
+/// narrowed to a turn and a step when given.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelBody {
+    conversation_id: String,
+    turn_id: Option<String>,
+    step_index: Option<u64>,
+}
+
+/// `POST /agent/chat/cancel`: stops the caller's running steps the body names, on this
+/// replica or another sharing the step records, and answers once each run has ended, with
+/// how it ended. Another actor's steps, finished steps and unknown ids are not in the answer
+/// (`{"steps":[]}`, the same for each).
+pub async fn agent_chat_cancel(
+    Caller(actor): Caller,
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let body: CancelBody = crate::http::read_json(&req, payload, CANCEL_BODY_LIMIT).await?;
+    let id_ok = |id: &str| !id.is_empty() && id.encode_utf16().count() <= MAX_ID_LEN;
+    if !id_ok(&body.conversation_id) || !body.turn_id.as_deref().is_none_or(id_ok) {
+        return Err(ApiError::BadRequest(format!(
+            "conversationId and turnId are 1 to {MAX_ID_LEN} characters."
+        )));
+    }
+    if body.step_index.is_some_and(|s| s > MAX_STEP_INDEX) {
+        return Err(ApiError::BadRequest(format!(
+            "stepIndex is at most {MAX_STEP_INDEX}."
+        )));
+    }
+    let Some(log) = state.engine.step_log.clone() else {
+        return Ok(HttpResponse::Ok().json(serde_json::json!({"steps": []})));
+    };
+    let target = CancelTarget {
+        owner: actor.id,
+        conversation_id: body.conversation_id,
+        turn_id: body.turn_id,
+        step_index: body.step_index,
+    };
+    let ended = log.cancel(&target).await?;
+    let steps: Vec<serde_json::Value> = ended
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "turnId": c.key.turn_id,
+                "stepIndex": c.key.step_index,
+                "outcome": c.outcome.as_str(),
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "steps": steps })))
 }
 
 /// The header that marks an answer given from a step's record or its run in progress, not

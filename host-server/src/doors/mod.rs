@@ -51,12 +51,16 @@ pub fn configured(config: &ServerConfig, files: &AppFiles) -> Result<ChatConfig,
     for_app(config, floors, files.prompt.as_deref().unwrap_or(""))
 }
 
-/// Mounts the step doors (`POST /agent/chat`, `/agent/ai-sdk`, `/agent/ag-ui`) and
+/// Mounts the step doors (`POST /agent/chat` and its `/cancel`, `/agent/ai-sdk`, `/agent/ag-ui`) and
 /// `GET /agent/manifest` with their configuration (for `http::serve_with`/`app_with`).
 pub fn mount(chat: ChatConfig) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::new(chat.clone()))
             .service(crate::http::resource("/agent/chat").route(web::post().to(dpas::agent_chat)))
+            .service(
+                crate::http::resource("/agent/chat/cancel")
+                    .route(web::post().to(dpas::agent_chat_cancel)),
+            )
             .service(
                 crate::http::resource("/agent/ai-sdk").route(web::post().to(ai_sdk::agent_ai_sdk)),
             )

@@ -207,7 +207,8 @@ impl StandIn {
     }
 }
 
-async fn read_request(socket: &mut TcpStream) -> Option<Captured> {
+/// Reads one request (its head and a `content-length` body) off `socket`.
+pub async fn read_request(socket: &mut TcpStream) -> Option<Captured> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
