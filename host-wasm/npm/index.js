@@ -77,9 +77,35 @@ export class Surface extends RawSurface {
 }
 
 export class Conversation extends RawConversation {
+  #endpoint;
+
   constructor(options) {
     assertReady();
     super(options);
+    this.#endpoint = options.endpoint;
+  }
+
+  /** A server step outlives its connection: stopping a running turn also asks the server to
+   *  stop this conversation's step in flight (`POST <endpoint>/cancel`). */
+  #stopServerStep() {
+    const { conversationId, isRunning } = this.getState();
+    if (!isRunning) return;
+    fetch(`${this.#endpoint}/cancel`, {
+      method: "POST",
+      credentials: "include",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ conversationId }),
+    }).catch(() => {});
+  }
+
+  cancel() {
+    this.#stopServerStep();
+    super.cancel();
+  }
+
+  reset() {
+    this.#stopServerStep();
+    super.reset();
   }
 }
 

@@ -19,7 +19,10 @@ rm -rf "$site"
 mkdir -p "$site/pkg"
 wasm-bindgen --target web --out-dir "$site/pkg" --out-name dpas_host \
   target/wasm32-unknown-unknown/release/host_wasm.wasm
-cp host-wasm/tests/browser/golden/index.html host-wasm/tests/browser/golden/golden.js "$site/"
+cp host-wasm/tests/browser/golden/index.html host-wasm/tests/browser/golden/golden.js \
+  host-wasm/tests/browser/golden/cancel.js "$site/"
+# The npm entry around the bindings, for the page that drives the package's Conversation.
+cp host-wasm/npm/index.js host-wasm/npm/schema.js "$site/pkg/"
 
 if [ ! -d host-wasm/tools/node_modules/playwright-core ]; then
   (cd host-wasm/tools && npm ci --no-audit --no-fund)
@@ -30,3 +33,11 @@ serve target/debug/host-server --demo --static "$site" --database sqlite::memory
 say "host-server --demo at $url"
 
 GOLDEN_URL="$url" node --test --test-timeout=120000 host-wasm/tests/browser/golden.test.mjs
+
+# A model that streams a little and then nothing: the package's cancel against a step that
+# is really mid-run on the server.
+kill "$serve_pid"
+serve target/debug/host-server --demo --static "$site" --database sqlite::memory: --listen 127.0.0.1:0 \
+  --model scripted:host-wasm/tests/browser/golden/silent.json
+say "host-server --demo (a silent model) at $url"
+CANCEL_URL="$url" node --test --test-timeout=120000 host-wasm/tests/browser/cancel.test.mjs
