@@ -112,6 +112,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "usage",
         include_str!("../migrations/sqlite/0009_usage.sql"),
     ),
+    (
+        10,
+        "audit chain",
+        include_str!("../migrations/sqlite/0010_audit_chain.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -135,6 +140,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         4,
         "usage",
         include_str!("../migrations/postgres/0004_usage.sql"),
+    ),
+    (
+        5,
+        "audit chain",
+        include_str!("../migrations/postgres/0005_audit_chain.sql"),
     ),
 ];
 
