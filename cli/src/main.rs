@@ -1,5 +1,6 @@
 //! `host-server`: the DPAS agent host, configured from flags and files, with the demo
-//! receivables domain under `--demo`.
+//! receivables domain under `--demo`; `host-server audit verify FILE` checks an exported
+//! audit trail.
 
 use std::net::TcpListener;
 use std::process::ExitCode;
@@ -18,7 +19,57 @@ fn fail(e: impl std::fmt::Display, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// `host-server audit …`: offline commands over an exported audit trail.
+#[derive(Debug, Parser)]
+#[command(
+    name = "host-server audit",
+    about = "Commands over an exported audit trail"
+)]
+struct AuditCli {
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum AuditCommand {
+    /// Checks the hash chain of a JSON Lines export (`GET /api/audit/export`): exit 0 and a
+    /// summary when it holds, 1 and the seq of the first broken or missing record when not.
+    Verify {
+        /// The export's file, or `-` for standard input.
+        file: std::path::PathBuf,
+    },
+}
+
+/// Runs `host-server audit …` (the arguments after `audit`).
+fn audit(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = AuditCli::parse_from(std::iter::once("host-server audit".into()).chain(args));
+    let AuditCommand::Verify { file } = cli.command;
+    let verified = if file.as_os_str() == "-" {
+        dpas_governance::audit_chain::verify(std::io::stdin().lock())
+    } else {
+        match std::fs::File::open(&file) {
+            Ok(f) => dpas_governance::audit_chain::verify(std::io::BufReader::new(f)),
+            Err(e) => return fail(format_args!("{}: {e}", file.display()), 2),
+        }
+    };
+    match verified {
+        Ok(summary) => {
+            println!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(broken) => {
+            // "broken at seq N: why" (or at the line that could not be read).
+            eprintln!("host-server: audit chain broken at {broken}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|first| first == "audit") {
+        return audit(args);
+    }
     // Trace export is read from the standard OTEL_* variables; a bad one stops the start.
     let traces = match host_server::otlp::TraceExport::from_env() {
         Ok(t) => t,

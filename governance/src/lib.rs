@@ -29,6 +29,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod audit_chain;
 mod clock;
 mod decision;
 mod envelope;

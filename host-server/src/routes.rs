@@ -57,6 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: &AppState) {
         )
         .service(resource("/api/threads/{id}/model-messages").get(threads::thread_messages))
         .service(resource("/api/audit").get(audit::list_audit))
+        .service(resource("/api/audit/export").get(audit::export_audit))
         .service(resource("/api/usage").get(usage::list_usage))
         .configure(crate::doors::mcp::configure)
         .default_service(web::to(statics::fallback));

@@ -113,6 +113,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         include_str!("../migrations/sqlite/0009_usage.sql"),
     ),
     (
+        10,
+        "audit chain",
+        include_str!("../migrations/sqlite/0010_audit_chain.sql"),
+    ),
+    (
         11,
         "step cancel",
         include_str!("../migrations/sqlite/0011_step_cancel.sql"),
@@ -140,6 +145,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         4,
         "usage",
         include_str!("../migrations/postgres/0004_usage.sql"),
+    ),
+    (
+        5,
+        "audit chain",
+        include_str!("../migrations/postgres/0005_audit_chain.sql"),
     ),
     (
         6,
