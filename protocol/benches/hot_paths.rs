@@ -60,6 +60,25 @@ fn main() {
         }),
     );
 
+    // Generated requests (scripts/bench-curves.sh): BENCH_REQUESTS names them, `:`-separated.
+    for path in std::env::var("BENCH_REQUESTS")
+        .unwrap_or_default()
+        .split(':')
+    {
+        if path.is_empty() {
+            continue;
+        }
+        let request = std::fs::read(path).expect("BENCH_REQUESTS names a readable file");
+        let name = Path::new(path).file_name().map(|n| n.to_string_lossy());
+        report(
+            &format!("decode_request ({})", name.unwrap_or_default()),
+            request.len(),
+            measure(|| {
+                black_box(decode_request(black_box(&request)).expect("decodes"));
+            }),
+        );
+    }
+
     let response = std::fs::read(dir.join("browser-carla-step0.response.txt")).expect("trace");
     let body = body_of(&response).to_vec();
     report(
