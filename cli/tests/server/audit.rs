@@ -146,10 +146,7 @@ async fn a_slow_reader_keeps_its_bound_and_counts_what_it_dropped() {
 #[actix_web::test]
 async fn stored_entries_are_read_by_cursor_under_the_owner_rules() {
     for url in crate::pg::backends().await {
-        let s = crate::common::start_with(
-            crate::common::builder().with_config(|c| c.database_url = url.clone()),
-        )
-        .await;
+        let s = crate::common::start_on(&url).await;
         let (carla_cookie, ada_cookie) =
             (s.sign_in("controller").await, s.sign_in("analyst").await);
         let mut everyone = s.state.runtime.subscribe(None);
@@ -397,10 +394,7 @@ fn line_seq(line: &str) -> i64 {
 #[actix_web::test]
 async fn the_exported_chain_verifies_and_verify_names_the_record_after_an_edit() {
     for url in crate::pg::backends().await {
-        let s = crate::common::start_with(
-            crate::common::builder().with_config(|c| c.database_url = url.clone()),
-        )
-        .await;
+        let s = crate::common::start_on(&url).await;
         let (carla_cookie, ada_cookie) =
             (s.sign_in("controller").await, s.sign_in("analyst").await);
         for _ in 0..3 {

@@ -37,6 +37,11 @@ pub async fn start() -> TestServer {
     start_with(builder()).await
 }
 
+/// The default server on the database at `url` (one of `pg::backends()`).
+pub async fn start_on(url: &str) -> TestServer {
+    start_with(builder().with_config(|c| c.database_url = url.to_owned())).await
+}
+
 pub async fn start_with(builder: AppBuilder) -> TestServer {
     start_with_routes(builder, |_| {}).await
 }

@@ -4,28 +4,18 @@
 // thread would not be stored when the cancel's answer came.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launchChromium } from "./chromium.mjs";
+import { runInPage } from "./chromium.mjs";
 
 const url = process.env.CANCEL_URL;
 
 test("cancel() ends the turn and the server's step, which leaves a stored thread", async () => {
   assert.ok(url, "CANCEL_URL is set by run-golden.sh");
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(`${url}/receivables/pending`);
-    await page.waitForFunction(() => typeof window.runCancel === "function");
-    const { status, storedStatus, stored } = await page.evaluate(() => window.runCancel());
-    assert.deepEqual(errors, []);
-    assert.equal(status, "cancelled");
-    assert.equal(storedStatus, 200, "the server stored the stopped step");
-    const messages = Array.isArray(stored) ? stored : stored.messages;
-    assert.equal(messages[0].role, "user");
-    const said = JSON.stringify(messages.filter((m) => m.role === "assistant"));
-    assert.match(said, /Looking into it/, "the text streamed before the stop is kept");
-  } finally {
-    await browser.close();
-  }
+  const { result: { status, storedStatus, stored }, errors } = await runInPage(url, "runCancel");
+  assert.deepEqual(errors, []);
+  assert.equal(status, "cancelled");
+  assert.equal(storedStatus, 200, "the server stored the stopped step");
+  const messages = Array.isArray(stored) ? stored : stored.messages;
+  assert.equal(messages[0].role, "user");
+  const said = JSON.stringify(messages.filter((m) => m.role === "assistant"));
+  assert.match(said, /Looking into it/, "the text streamed before the stop is kept");
 });

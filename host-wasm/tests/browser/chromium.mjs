@@ -13,3 +13,20 @@ export function launchChromium() {
       "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
 }
+
+// runInPage(url, name) → what `window[name]()` resolves to on the golden page at `url`
+// (/receivables/pending), and the page errors seen meanwhile.
+export async function runInPage(url, name) {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${url}/receivables/pending`);
+    await page.waitForFunction((n) => typeof window[n] === "function", name);
+    const result = await page.evaluate((n) => window[n](), name);
+    return { result, errors };
+  } finally {
+    await browser.close();
+  }
+}

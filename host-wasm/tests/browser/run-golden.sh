@@ -20,7 +20,7 @@ mkdir -p "$site/pkg"
 wasm-bindgen --target web --out-dir "$site/pkg" --out-name dpas_host \
   target/wasm32-unknown-unknown/release/host_wasm.wasm
 cp host-wasm/tests/browser/golden/index.html host-wasm/tests/browser/golden/golden.js \
-  host-wasm/tests/browser/golden/cancel.js "$site/"
+  host-wasm/tests/browser/golden/cancel.js host-wasm/tests/browser/golden/session.js "$site/"
 # The npm entry around the bindings, for the page that drives the package's Conversation.
 cp host-wasm/npm/index.js host-wasm/npm/schema.js "$site/pkg/"
 

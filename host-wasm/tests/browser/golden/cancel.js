@@ -3,6 +3,7 @@
 // server's step runs until something stops it. `cancel()` aborts the turn's fetch and asks
 // the server to stop the step; the server's run ends and stores the step in the thread.
 import init, { Surface, Conversation } from "/pkg/index.js";
+import { signIn } from "/session.js";
 
 const waitFor = (conversation, holds) =>
   new Promise((resolve) => {
@@ -17,13 +18,7 @@ const waitFor = (conversation, holds) =>
 
 window.runCancel = async () => {
   await init();
-  const session = await fetch("/api/session", {
-    method: "POST",
-    credentials: "include",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ role: "controller" }),
-  });
-  if (!session.ok) throw new Error(`sign-in failed: ${session.status}`);
+  await signIn();
   const conversation = new Conversation({
     endpoint: "/agent/chat",
     surface: new Surface(),

@@ -1,6 +1,7 @@
 // A minimal app on @dpas/host: the pending-invoices table's `setFilters` and `readState`,
 // answering like the demo table, and one turn against the real /agent/chat.
 import init, { Surface, runTurn } from "/pkg/dpas_host.js";
+import { signIn } from "/session.js";
 
 // The 7 overdue rows of the demo's 13 pending invoices, as the demo table shows them with
 // `due: "overdue"` (sorted by days overdue, descending): the reference's step-2 readState.
@@ -37,13 +38,7 @@ const ROW_SCHEMA = {
 
 window.runGolden = async () => {
   await init();
-  const session = await fetch("/api/session", {
-    method: "POST",
-    credentials: "include",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ role: "controller" }),
-  });
-  if (!session.ok) throw new Error(`sign-in failed: ${session.status}`);
+  await signIn();
 
   let filters = {};
   const surface = new Surface();
