@@ -84,9 +84,6 @@ const PRUNE_MAX: i64 = 4 * BATCH as i64;
 /// the oldest `$2` only (the two bounds together are the smaller).
 const PRUNED: &str = "seq <= (SELECT MAX(seq) FROM audit) - $1 \
      AND seq < (SELECT MIN(seq) FROM audit) + $2";
-/// [`PRUNED`] for the rows of `audit b`.
-const PRUNED_B: &str = "b.seq <= (SELECT MAX(seq) FROM audit) - $1 \
-     AND b.seq < (SELECT MIN(seq) FROM audit) + $2";
 /// Attempts at writing one batch before it is given up (and logged).
 const ATTEMPTS: u32 = 5;
 /// Most entries one `GET /api/audit` returns.
@@ -443,8 +440,10 @@ async fn prune_with_checkpoint(conn: &mut Conn, keep: i64) -> Result<(), sqlx::E
     let last_pruned = conn
         .fetch(
             &format!(
-                "SELECT tenant, chain_seq, digest, at FROM audit WHERE {PRUNED} AND chain_seq = \
-                 (SELECT MAX(b.chain_seq) FROM audit b WHERE b.tenant = audit.tenant AND {PRUNED_B})"
+                "SELECT a.tenant, a.chain_seq, a.digest, a.at FROM audit a JOIN \
+                 (SELECT tenant, MAX(chain_seq) AS last FROM audit \
+                  WHERE {PRUNED} AND chain_seq IS NOT NULL GROUP BY tenant) p \
+                 ON a.tenant = p.tenant AND a.chain_seq = p.last"
             ),
             &bounds,
             |row| {
