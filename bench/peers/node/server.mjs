@@ -40,8 +40,14 @@ const MAX_MESSAGES = 400;
 const MAX_FRONTEND_TOOLS = 128;
 const MAX_ID = 64;
 
-// ---- Database: the ledger and the threads, in memory like `--database sqlite::memory:`.
-const db = new Database(":memory:");
+// ---- Database: the ledger and the threads, in memory like `--database sqlite::memory:`, or
+// with PEER_DATABASE=FILE in that file, in WAL mode with `synchronous = NORMAL` as host-server
+// opens one (scripts/bench-stores.sh).
+const db = new Database(process.env.PEER_DATABASE ?? ":memory:");
+if (process.env.PEER_DATABASE) {
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+}
 db.exec(`
   CREATE TABLE clients (id INTEGER PRIMARY KEY, name TEXT NOT NULL, segment TEXT NOT NULL,
     payment_terms_days INTEGER NOT NULL, email TEXT NOT NULL);
