@@ -13,6 +13,10 @@ use tokio::sync::broadcast;
 
 use super::types::Correlation;
 
+/// `type` of the entry that says what one step's catalog offered the model, and what it
+/// withheld and why.
+pub const CATALOG_COMPOSED: &str = "catalog.composed";
+
 /// Most entries a subscriber keeps unread; beyond this they are counted as dropped.
 pub const SUBSCRIBER_CAPACITY: usize = 200;
 /// Ring size of the shared channel; a subscriber that falls this far behind loses entries.
