@@ -25,7 +25,7 @@ use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use dpas_governance::audit::{AuditDraft, AuditSource};
+use dpas_governance::audit::{AuditDraft, AuditSource, CATALOG_COMPOSED};
 use dpas_governance::{Actor, ActorKind, CallSurface, Correlation, Runtime};
 
 /// One governed tool offered to the model.
@@ -380,9 +380,14 @@ pub fn compose(
     let domain = catalogs.get(runtime, actor, CallSurface::Model, tags);
 
     let mut host_frames = Vec::new();
+    let mut withheld = Vec::new();
     let mut frontend = std::mem::take(&mut request.frontend_tools);
     let collisions = find_collisions(&frontend, &domain.infos);
     if !collisions.is_empty() {
+        withheld.push(
+            json!({"reason": "collision", "count": collisions.frontend_indices.len(),
+            "ids": collisions.capability_ids}),
+        );
         host_audit(
             "catalog.collision",
             json!({"capabilityIds": collisions.capability_ids}),
@@ -397,9 +402,15 @@ pub fn compose(
         ));
     }
     if let Some(truncated) = &request.truncated {
+        withheld.push(json!({"reason": "truncated", "count": truncated.dropped,
+            "detail": truncated.reason.as_str()}));
         host_frames.push(host_inspector::truncated(truncated, correlation()));
     }
     if !domain.undecodable.is_empty() {
+        withheld.push(
+            json!({"reason": "undecodable", "count": domain.undecodable.len(),
+            "ids": domain.undecodable}),
+        );
         host_audit(
             "catalog.undecodable",
             json!({"wireNames": domain.undecodable}),
@@ -412,6 +423,18 @@ pub fn compose(
     check_catalog_limits(frontend.len(), domain.tools.len())?;
     let state_message = capability_state_message(&request.frontend_state, &frontend);
     let (tools, frontend) = offered(&domain, frontend);
+    host_audit(
+        CATALOG_COMPOSED,
+        json!({
+            "route": request.pathname,
+            "scope": scope,
+            "mode": request.catalog_mode,
+            "domainTools": domain.tools.len(),
+            "frontendTools": frontend.len(),
+            "toolsDigest": offered_digest(&tools),
+            "withheld": withheld,
+        }),
+    );
     Ok(Composition {
         step_id,
         scope,
@@ -422,6 +445,16 @@ pub fn compose(
         host_frames,
         state_message,
     })
+}
+
+/// The digest of what the model is offered: [`input_hash`](dpas_governance::approval::input_hash)
+/// (`jcs:` and the SHA-256 of the RFC 8785 JSON) of the tools' canonical ids, in offered order.
+pub fn offered_digest(tools: &[ToolSpec]) -> String {
+    let ids = tools
+        .iter()
+        .map(|t| Value::from(t.canonical_id.as_deref().unwrap_or(t.name.as_str())))
+        .collect();
+    dpas_governance::approval::input_hash(&Value::Array(ids))
 }
 
 /// The tools the model is offered, domain first, and the frontend tools by name: each

@@ -177,7 +177,10 @@ impl Engine {
                 composition.host_frames.push(frame);
             }
         }
-        let audit = self.runtime.subscribe(Some(&actor.id));
+        let audit = self
+            .runtime
+            .subscribe(Some(&actor.id))
+            .only(run::forwardable);
         let meter = self.meter.as_ref().map(|m| {
             m.for_run(
                 &actor.id,

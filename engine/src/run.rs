@@ -33,7 +33,10 @@ use crate::compose::Composition;
 use crate::drain::RunGuard;
 use crate::metrics::{self as telemetry, CallOutcome, Plane, StepMetrics};
 use crate::steps::{LiveStep, Recording};
-use dpas_governance::audit::{AuditEntry, AuditReader, AuditSource};
+use dpas_governance::approval::input_hash;
+use dpas_governance::audit::{
+    AuditDraft, AuditEntry, AuditReader, AuditSource, BROWSER_RESULT, OPERATION_OUTCOME,
+};
 use dpas_governance::threads::{ThreadAppend, ThreadError, ThreadStore};
 use dpas_governance::{
     Actor, CallContext, CallSurface, CapabilityError, CapabilityErrorCode, Correlation, Envelope,
@@ -192,7 +195,8 @@ pub struct StepRun {
     pub composition: Composition,
     pub system_prompt: String,
     pub model_timeout: Duration,
-    /// Subscribed after composition, so composition's own audit records are not forwarded.
+    /// Subscribed after composition, so composition's own audit records are not forwarded,
+    /// and admitting only what the step forwards ([`forwardable`]).
     pub audit: AuditReader,
     /// The actor's concurrent-step slot, held until the run ends (see `endpoint::spawn_run`).
     pub permit: Option<crate::gate::StepPermit>,
@@ -394,7 +398,7 @@ impl StepRun {
         {
             return None;
         }
-        if entry.source == AuditSource::Host || entry.kind == "capabilities.discovered" {
+        if !forwardable(entry) {
             return None;
         }
         let lane = if entry.source == AuditSource::Domain {
@@ -983,7 +987,10 @@ impl StepRun {
         }
         append.messages.extend(history.messages.iter());
         match self.threads.append(owner, conversation, append).await {
-            Ok(()) => None,
+            Ok(appended) => {
+                self.audit_browser_results(&appended.answered);
+                None
+            }
             Err(ThreadError::Full(caps)) => Some(host_inspector::thread_full(
                 conversation,
                 caps.messages,
@@ -996,6 +1003,71 @@ impl StepRun {
             }
         }
     }
+}
+
+impl StepRun {
+    /// Records [`BROWSER_RESULT`] for each posted result the thread has just stored (its
+    /// first and only time: a result posted again with a later step answers nothing new):
+    /// the call's id, its tool, whether it is an error and the digest of its output.
+    fn audit_browser_results(&self, answered: &[String]) {
+        let posted = || {
+            self.request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .flat_map(|m| m.parts())
+        };
+        for id in answered {
+            let Some((tool_name, output)) = posted().find_map(|p| match p {
+                ContentPart::ToolResult {
+                    tool_call_id,
+                    tool_name,
+                    output,
+                    ..
+                } if tool_call_id == id => Some((tool_name, output)),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let mut data = Map::with_capacity(4);
+            data.insert("toolName".into(), tool_name.as_str().into());
+            if let Some(canonical) = self.composition.canonical_of(tool_name) {
+                data.insert("canonicalId".into(), canonical.into());
+            }
+            data.insert("ok".into(), result_is_ok(output).into());
+            data.insert("outputDigest".into(), input_hash(output).into());
+            self.runtime.audit().record(AuditDraft {
+                actor_id: Some(self.actor.id.clone()),
+                correlation: Correlation {
+                    conversation_id: Some(self.request.conversation_id.clone()),
+                    turn_id: Some(self.request.turn_id.clone()),
+                    step_id: Some(self.composition.step_id.clone()),
+                    invocation_id: Some(id.clone()),
+                },
+                data: Some(Value::Object(data)),
+                ..AuditDraft::new(AuditSource::Host, BROWSER_RESULT)
+            });
+        }
+    }
+}
+
+/// Whether a step forwards `entry` as an inspector frame (G2/G3): the runtime's and the
+/// app's entries, but not the host's own, the discoveries, or the outcomes kept for the
+/// audit trail only ([`OPERATION_OUTCOME`]).
+pub fn forwardable(entry: &AuditEntry) -> bool {
+    entry.source != AuditSource::Host
+        && entry.kind != "capabilities.discovered"
+        && entry.kind != OPERATION_OUTCOME
+}
+
+/// Whether a posted tool result's `output` is a success: not an `error-*` output, and not an
+/// error-shaped value (F4).
+fn result_is_ok(output: &Value) -> bool {
+    let kind = output.get("type").and_then(Value::as_str).unwrap_or("");
+    !kind.starts_with("error")
+        && !output
+            .get("value")
+            .is_some_and(tool_results::is_error_shaped)
 }
 
 #[cfg(test)]

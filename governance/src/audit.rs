@@ -13,6 +13,17 @@ use tokio::sync::broadcast;
 
 use super::types::Correlation;
 
+/// `type` of the entry that says how a governed call ended (every call the pipeline answers,
+/// and every approved run): its surface, outcome, error code and the digest of its input.
+/// Kept for the audit trail only: a step does not forward it as an inspector frame.
+pub const OPERATION_OUTCOME: &str = "operation.outcome";
+/// `type` of the entry that says what one step's catalog offered the model, and what it
+/// withheld and why.
+pub const CATALOG_COMPOSED: &str = "catalog.composed";
+/// `type` of the entry of a browser tool's result, recorded once: when the thread first
+/// stores it as the answer to its call.
+pub const BROWSER_RESULT: &str = "browser.result";
+
 /// Most entries a subscriber keeps unread; beyond this they are counted as dropped.
 pub const SUBSCRIBER_CAPACITY: usize = 200;
 /// Ring size of the shared channel; a subscriber that falls this far behind loses entries.
@@ -159,6 +170,7 @@ impl AuditHub {
             pending: VecDeque::new(),
             dropped: 0,
             capacity: SUBSCRIBER_CAPACITY,
+            only: None,
         }
     }
 }
@@ -171,10 +183,22 @@ pub struct AuditReader {
     pending: VecDeque<Arc<AuditEntry>>,
     dropped: u64,
     capacity: usize,
+    /// Entries outside it are neither kept nor counted as dropped.
+    only: Option<fn(&AuditEntry) -> bool>,
 }
 
 impl AuditReader {
+    /// The same reader, admitting only the entries `admit` accepts (those it refuses are
+    /// neither kept nor counted as dropped).
+    pub fn only(mut self, admit: fn(&AuditEntry) -> bool) -> Self {
+        self.only = Some(admit);
+        self
+    }
+
     fn admits(&self, entry: &AuditEntry) -> bool {
+        if self.only.is_some_and(|admit| !admit(entry)) {
+            return false;
+        }
         match &self.actor_id {
             None => true,
             Some(actor) => entry.actor_id.as_deref() == Some(actor.as_str()),

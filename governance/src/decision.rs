@@ -260,6 +260,12 @@ impl Runtime {
             .instrument(span.clone())
             .await;
         span.record("orpc_agent.outcome", outcome_of(&envelope));
+        emit.outcome(
+            consumed.surface,
+            approval::input_hash(&consumed.input),
+            &envelope,
+            Some(&consumed.id),
+        );
         let outcome = if envelope.is_ok() {
             "completed"
         } else {

@@ -3,6 +3,7 @@
 //! execution and its audit. The approval half (decide, run, resume) is `decision.rs`.
 
 use super::approval::UNTRUSTED_CONTENT_REASON;
+use super::audit::OPERATION_OUTCOME;
 use super::envelope::outcome_of;
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,6 +44,36 @@ impl Emit<'_> {
             correlation: self.correlation.clone(),
             data: Some(data),
         });
+    }
+
+    /// [`OPERATION_OUTCOME`]: how a call on `surface` ended, with the digest of its input
+    /// ([`approval::input_hash`]) and, for the run of an approval, the approval's id.
+    pub(super) fn outcome(
+        &self,
+        surface: CallSurface,
+        input_digest: String,
+        envelope: &Envelope,
+        approval_id: Option<&str>,
+    ) {
+        let mut data = serde_json::Map::with_capacity(5);
+        data.insert("surface".into(), surface.as_str().into());
+        let outcome = match envelope {
+            Envelope::Ok { .. } => "ok",
+            Envelope::ApprovalRequired { approval_id, .. } => {
+                data.insert("approvalId".into(), approval_id.as_str().into());
+                "approval-required"
+            }
+            Envelope::Error(e) => {
+                data.insert("code".into(), e.code.as_str().into());
+                "error"
+            }
+        };
+        data.insert("outcome".into(), outcome.into());
+        data.insert("inputDigest".into(), input_digest.into());
+        if let Some(id) = approval_id {
+            data.insert("approvalId".into(), id.into());
+        }
+        self.event(OPERATION_OUTCOME, Value::Object(data));
     }
 
     pub(super) fn denied(&self, reason: &str, err: &CapabilityError) -> Envelope {
@@ -268,14 +299,16 @@ impl Runtime {
     ) -> Envelope {
         let execution_id = new_id("exe");
         let span = capability_span(id, surface, &execution_id);
+        let input_digest = approval::input_hash(&input);
+        let emit = Emit {
+            hub: &self.audit,
+            actor_id: (!actor.id.is_empty()).then(|| actor.id.clone()),
+            capability_id: id.to_owned(),
+            execution_id,
+            correlation: &correlation,
+        };
+        let emit = &emit;
         let pipeline = async {
-            let emit = Emit {
-                hub: &self.audit,
-                actor_id: (!actor.id.is_empty()).then(|| actor.id.clone()),
-                capability_id: id.to_owned(),
-                execution_id: execution_id.clone(),
-                correlation: &correlation,
-            };
             let Some(cap) = self.registry.get(id) else {
                 emit.event("capability.requested", json!({}));
                 return emit.denied("unknown", &CapabilityError::not_found());
@@ -301,7 +334,7 @@ impl Runtime {
                 );
             }
             let verdict = self.verdict(cap, PolicyPhase::Invocation, surface, actor, Some(&input));
-            if let Some(refusal) = refusal(&verdict, &emit) {
+            if let Some(refusal) = refusal(&verdict, emit) {
                 return refusal;
             }
             let (mut reasons, mut types, expires_in) = match verdict {
@@ -377,10 +410,11 @@ impl Runtime {
                     message,
                 };
             }
-            self.execute(cap, actor, surface, input, &emit, None).await
+            self.execute(cap, actor, surface, input, emit, None).await
         };
         let envelope = pipeline.instrument(span.clone()).await;
         span.record("orpc_agent.outcome", outcome_of(&envelope));
+        emit.outcome(surface, input_digest, &envelope, None);
         envelope
     }
 

@@ -70,6 +70,14 @@ pub struct ThreadAppend<'a> {
     pub usage: Option<Usage>,
 }
 
+/// What one append stored.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// The tool-call ids of the posted results ([`ThreadAppend::answers`]) stored now: each
+    /// answers a call the thread held unanswered, so no later append stores it again.
+    pub answered: Vec<String>,
+}
+
 /// Thread storage; every operation is scoped to `owner`.
 pub trait ThreadStore: Send + Sync {
     /// The owner's threads, most recently updated first.
@@ -99,7 +107,7 @@ pub trait ThreadStore: Send + Sync {
         owner: &'a str,
         id: &'a str,
         append: ThreadAppend<'a>,
-    ) -> BoxFuture<'a, Result<(), ThreadError>>;
+    ) -> BoxFuture<'a, Result<Appended, ThreadError>>;
     /// `true` when the owner's thread existed and is gone.
     fn delete<'a>(
         &'a self,

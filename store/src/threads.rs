@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use dpas_governance::threads::{
-    title_of, ThreadAppend, ThreadCaps, ThreadError, ThreadMeta, ThreadStore, MAX_THREADS_PER_OWNER,
+    title_of, Appended, ThreadAppend, ThreadCaps, ThreadError, ThreadMeta, ThreadStore,
+    MAX_THREADS_PER_OWNER,
 };
 use dpas_protocol::{ContentPart, Role, Usage, WireModelMessage};
 use futures_util::future::BoxFuture;
@@ -135,7 +136,7 @@ impl SqlThreadStore {
         owner: &str,
         id: &str,
         append: ThreadAppend<'_>,
-    ) -> Result<(), ThreadError> {
+    ) -> Result<Appended, ThreadError> {
         let mut tx = self.db.transaction().await.map_err(storage)?;
 
         // Which posted results answer calls this thread holds unanswered (indexed, L4). The
@@ -193,7 +194,7 @@ impl SqlThreadStore {
             bodies.push(serde_json::to_string(message).map_err(storage)?);
         }
         if bodies.is_empty() && append.usage.is_none() {
-            return Ok(());
+            return Ok(Appended::default());
         }
 
         let now = OffsetDateTime::now_utc()
@@ -258,8 +259,8 @@ impl SqlThreadStore {
         }
 
         let mut calls = call_ids(append.messages.iter().copied());
-        for id in answered {
-            calls.insert(id, true);
+        for id in &answered {
+            calls.insert(*id, true);
         }
         if !calls.is_empty() {
             let sql = format!(
@@ -292,7 +293,9 @@ impl SqlThreadStore {
             .map_err(storage)?;
         }
         tx.commit().await.map_err(storage)?;
-        Ok(())
+        Ok(Appended {
+            answered: answered.into_iter().map(str::to_owned).collect(),
+        })
     }
 
     async fn bodies(&self, owner: &str, id: &str) -> Result<Option<Vec<String>>, ThreadError> {
@@ -392,7 +395,7 @@ impl ThreadStore for SqlThreadStore {
         owner: &'a str,
         id: &'a str,
         append: ThreadAppend<'a>,
-    ) -> BoxFuture<'a, Result<(), ThreadError>> {
+    ) -> BoxFuture<'a, Result<Appended, ThreadError>> {
         Box::pin(self.append_step(owner, id, append))
     }
 
@@ -511,21 +514,32 @@ mod tests {
             {"type": "tool-result", "toolCallId": "s1", "toolName": "domain_a", "output": {"type": "json", "value": 0}},
             {"type": "tool-result", "toolCallId": "b1", "toolName": "view_b", "output": {"type": "json", "value": 2}}
         ]}))];
-        store
-            .append(
-                "carla",
-                "cnv_carla",
-                ThreadAppend {
-                    answers: posted.iter().collect(),
-                    ..ThreadAppend::default()
-                },
-            )
-            .await
-            .unwrap();
+        let posting = || ThreadAppend {
+            answers: posted.iter().collect(),
+            ..ThreadAppend::default()
+        };
+        let appended = store.append("carla", "cnv_carla", posting()).await.unwrap();
+        assert_eq!(
+            appended.answered,
+            ["b1"],
+            "only the open call's answer is new"
+        );
         let all = store.messages("carla", "cnv_carla").await.unwrap().unwrap();
         assert_eq!(all.len(), 4);
         let ids: Vec<_> = call_ids(&all[3..]).into_keys().collect();
         assert_eq!(ids, ["b1"]);
+        // Posted again (the next step's history carries it), it answers nothing new.
+        let again = store.append("carla", "cnv_carla", posting()).await.unwrap();
+        assert_eq!(again, Appended::default());
+        assert_eq!(
+            store
+                .messages("carla", "cnv_carla")
+                .await
+                .unwrap()
+                .unwrap()
+                .len(),
+            4
+        );
     }
 
     #[test]

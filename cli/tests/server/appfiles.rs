@@ -241,10 +241,11 @@ async fn a_file_capability_runs_over_rpc_and_the_backend_learns_who_and_which_ca
         [
             "capability.requested",
             "capability.started",
-            "capability.completed"
+            "capability.completed",
+            "operation.outcome"
         ]
     );
-    let completed = entries.last().unwrap();
+    let completed = &entries[2];
     assert_eq!(completed.capability_id.as_deref(), Some("add-todo"));
     for e in &entries {
         assert!(

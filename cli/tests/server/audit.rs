@@ -50,7 +50,8 @@ async fn invocations_are_audited_per_actor_with_correlation() {
         [
             "capability.requested",
             "capability.started",
-            "capability.completed"
+            "capability.completed",
+            "operation.outcome"
         ]
     );
     for e in &mine {
@@ -70,6 +71,12 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     let completed = mine[2].data.clone().unwrap_or_default();
     assert!(completed["durationMs"].is_u64());
     assert_eq!(completed["attempts"], 1);
+    // The input's digest: `jcs:` and the SHA-256 of its RFC 8785 text, `{}`.
+    assert_eq!(
+        mine[3].data,
+        Some(json!({"surface": "aiSdk", "outcome": "ok",
+            "inputDigest": "jcs:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}))
+    );
     let wire = serde_json::to_value(&*mine[0]).expect("serialises");
     assert_eq!(wire["type"], "capability.requested");
     assert_eq!(wire["actorId"], "carla@example.com");
@@ -80,8 +87,8 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     let all = everyone.drain();
     assert_eq!(
         all.len(),
-        3 + 2 + 1,
-        "carla's three, ada's requested + denied, and the host entry"
+        4 + 3 + 1,
+        "carla's four, ada's requested, denied and outcome, and the host entry"
     );
     let denied = all
         .iter()
@@ -91,6 +98,15 @@ async fn invocations_are_audited_per_actor_with_correlation() {
     assert_eq!(
         denied.data,
         Some(json!({"reason": "hidden", "publicCode": "CAPABILITY_NOT_FOUND"}))
+    );
+    let refused = all
+        .iter()
+        .rfind(|e| e.kind == "operation.outcome")
+        .expect("ada's outcome");
+    assert_eq!(refused.execution_id, denied.execution_id);
+    assert_eq!(
+        refused.data.as_ref().map(|d| (&d["outcome"], &d["code"])),
+        Some((&json!("error"), &json!("CAPABILITY_NOT_FOUND")))
     );
     assert!(all
         .iter()

@@ -5,6 +5,7 @@ mod common;
 mod appfiles;
 mod approvals;
 mod audit;
+mod audit_trail;
 mod budgets;
 mod builder;
 mod cancel;
