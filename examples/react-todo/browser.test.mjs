@@ -2,8 +2,10 @@
 // example, offline on examples/todo-server/script.json) serves this app's build (npm run build)
 // over an in-memory database. The first turn needs the user twice: a confirmation in the browser
 // before the screen's procedure runs, and an approval on the server before the model's delete.
-// The same turn again across reloads: the conversation and its pending approval come back. Then
-// several short turns, watched through the DevTools protocol: every step request finishes.
+// The same turn again across reloads: the conversation and its pending approval come back. Two
+// tabs of one browser on one conversation: a turn asked in the follower runs once, in the
+// executor, and shows in both. Then several short turns, watched through the DevTools protocol:
+// every step request finishes.
 //   TODO_SERVER_BIN   the built binary (default: the workspace's target/debug/todo-server)
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -109,6 +111,41 @@ test("after a reload the conversation and its pending approval come back, and ap
     assert.equal(await page.getByRole("button", { name: "Approve" }).count(), 0);
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
+  } finally {
+    await browser.close();
+    server.stop();
+  }
+});
+
+test("two tabs of one browser: a turn asked in one runs once and shows in both", async () => {
+  const server = await startTodoServer();
+  const browser = await launch();
+  try {
+    const context = await browser.newContext();
+    const first = await openPage(context);
+    await signIn(first.page, server.url);
+    const second = await openPage(context);
+    await second.page.goto(server.url);
+    const tabs = [first, second];
+    for (const [{ page }, role] of [[first, "executor"], [second, "follower"]]) {
+      await page.locator(`section[aria-label="Assistant"][data-tab-role="${role}"]`).waitFor();
+    }
+    const steps = [];
+    for (const { page } of tabs) {
+      page.on("request", (r) => r.method() === "POST" && new URL(r.url()).pathname === "/agent/chat" && steps.push(page));
+    }
+
+    await second.page.getByLabel("Message").fill("hello from the second tab");
+    await second.page.getByRole("button", { name: "Send" }).click();
+    for (const { page } of tabs) {
+      const assistant = page.getByRole("region", { name: "Assistant" });
+      await assistant.getByText("I can list, add, tick off and delete your todos.").waitFor();
+      await assistant.and(page.locator('[aria-busy="false"]')).waitFor();
+      assert.equal(await assistant.locator('[data-role="user"]', { hasText: "hello from the second tab" }).count(), 1);
+    }
+    assert.equal(steps.length, 1, "one step request");
+    assert.equal(steps[0], first.page, "posted by the executor");
+    assert.deepEqual([...first.errors, ...second.errors], []);
   } finally {
     await browser.close();
     server.stop();

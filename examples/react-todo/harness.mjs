@@ -22,7 +22,8 @@ export async function startServer(bin, args, env = process.env) {
   return { url, stop: () => child.kill() };
 }
 
-/** A new page; `errors` gathers its exceptions and console errors, `refused` its 4xx/5xx answers. */
+/** A new page of `browser` (in a context of its own) or of a context; `errors` gathers its
+ *  exceptions and console errors, `refused` its 4xx/5xx answers. */
 export async function openPage(browser) {
   const page = await browser.newPage();
   const errors = [];

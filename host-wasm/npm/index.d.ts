@@ -13,6 +13,39 @@ import {
 export * from "./dpas_host.js";
 export { default } from "./dpas_host.js";
 
+// ---- One executor across tabs (tabs.js) ---------------------------------------------------
+
+/** What this tab does for its conversation: the executor runs its turns and browser tools; a
+ *  follower mirrors the executor's state and sends its messages there. */
+export type TabRole = "executor" | "follower";
+
+/** The tabs of this origin on the same `key` (default: `threadsEndpoint` and `endpoint`)
+ *  share one executor. */
+export interface TabsOptions {
+  key?: string;
+}
+
+/** The second argument a `confirm` callback gets from the package's `Conversation`. */
+export interface ConfirmContext {
+  /** Aborts when the request was answered in another tab (or the turn ended there). */
+  signal: AbortSignal;
+  /** True in a follower: the request is the executor's, and an answer here goes to it. */
+  mirrored: boolean;
+}
+
+declare module "./dpas_host.js" {
+  interface ConversationOptions {
+    /** One executor across the tabs on the same conversation key (Web Locks and
+     *  BroadcastChannel; on by default, and a single tab where either is missing); `false`
+     *  makes this tab run its own turns. Read once. */
+    tabs?: boolean | TabsOptions;
+  }
+  interface ConversationState {
+    /** This tab's part ("executor" without tabs). */
+    tabRole: TabRole;
+  }
+}
+
 /** The agent surface registry of this page. */
 export declare class Surface extends GeneratedSurface {
   /** Registers a mounted component. Each action's `execute` gets its `inputSchema`'s type

@@ -12,6 +12,7 @@ import rawInit, {
   callPageTool as rawCallPageTool,
 } from "./dpas_host.js";
 import { wireDefinition } from "./schema.js";
+import { TabGroup, tabsSupported } from "./tabs.js";
 
 export { RegistrationHandle };
 
@@ -78,17 +79,95 @@ export class Surface extends RawSurface {
 
 export class Conversation extends RawConversation {
   #endpoint;
+  /** The tabs working on this conversation (tabs.js), or null: this tab runs everything. */
+  #tabs = null;
+  #listeners = new Set();
+  #source = null;
+  #shown = null;
 
   constructor(options) {
     assertReady();
-    super(options);
+    const { tabs = true, ...rest } = options;
+    const grouped = tabs !== false && tabsSupported();
+    // The group is created once the wasm store exists; until then nothing can call these.
+    const link = { group: null };
+    super(
+      grouped
+        ? {
+            ...rest,
+            confirm: rest.confirm && ((request) => link.group.confirm(request)),
+            onEvent: (event) => link.group.event(event),
+          }
+        : rest,
+    );
     this.#endpoint = options.endpoint;
+    super.subscribe(() => (this.#tabs ? this.#tabs.localChanged() : this.#changed()));
+    if (grouped) {
+      const key = tabs.key ?? `${options.threadsEndpoint ?? "/api/threads"} ${options.endpoint}`;
+      this.#tabs = link.group = new TabGroup(key, {
+        local: () => super.getState(),
+        run: (op, args) => this.#run(op, args),
+        confirm: rest.confirm ?? null,
+        event: (event) => rest.onEvent?.(event),
+        changed: () => this.#changed(),
+      });
+    }
+  }
+
+  #changed() {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener();
+      } catch {
+        // One listener's throw does not keep the others from hearing.
+      }
+    }
+  }
+
+  /** The state of the conversation every tab of the group shows, with this tab's role; the
+   *  same object until it changes. */
+  getState() {
+    const source = this.#tabs ? this.#tabs.state() : super.getState();
+    const tabRole = this.#tabs ? this.#tabs.role : "executor";
+    if (source !== this.#source || this.#shown?.tabRole !== tabRole) {
+      this.#source = source;
+      this.#shown = { ...source, tabRole };
+    }
+    return this.#shown;
+  }
+
+  subscribe(listener) {
+    const entry = () => listener();
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  /** What this tab runs itself: everything without a group, only the executor's part in one. */
+  #run(op, args) {
+    switch (op) {
+      case "send":
+        return super.send(...args);
+      case "resume":
+        return super.resume();
+      case "restore":
+        return super.restore(...args);
+      case "cancel":
+        this.#stopServerStep();
+        return super.cancel();
+      case "reset":
+        this.#stopServerStep();
+        return super.reset();
+      default:
+        throw new TypeError(`unknown conversation operation ${op}`);
+    }
   }
 
   /** A server step outlives its connection: stopping a running turn also asks the server to
    *  stop this conversation's step in flight (`POST <endpoint>/cancel`). */
   #stopServerStep() {
-    const { conversationId, isRunning } = this.getState();
+    const { conversationId, isRunning } = super.getState();
     if (!isRunning) return;
     fetch(`${this.#endpoint}/cancel`, {
       method: "POST",
@@ -98,14 +177,39 @@ export class Conversation extends RawConversation {
     }).catch(() => {});
   }
 
+  send(text) {
+    return this.#tabs ? this.#tabs.call("send", [text]) : super.send(text);
+  }
+
+  resume() {
+    return this.#tabs ? this.#tabs.call("resume") : super.resume();
+  }
+
+  restore(conversationId) {
+    return this.#tabs ? this.#tabs.call("restore", [conversationId]) : super.restore(conversationId);
+  }
+
   cancel() {
-    this.#stopServerStep();
-    super.cancel();
+    if (this.#tabs && !this.#tabs.executes) {
+      this.#tabs.call("cancel").catch(() => {});
+    } else {
+      this.#run("cancel", []);
+    }
   }
 
   reset() {
-    this.#stopServerStep();
-    super.reset();
+    if (this.#tabs && !this.#tabs.executes) {
+      this.#tabs.call("reset").catch(() => {});
+    } else {
+      this.#run("reset", []);
+    }
+  }
+
+  free() {
+    this.#tabs?.close();
+    this.#tabs = null;
+    this.#listeners.clear();
+    super.free();
   }
 }
 

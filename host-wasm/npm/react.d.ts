@@ -22,6 +22,9 @@ export interface SurfaceProviderProps {
    *  the same rules as a turn (off by default). Confirmations go to usePendingConfirmations()
    *  unless the options give `confirm`; read once. */
   webMcp?: boolean | ExposeWebMcpOptions;
+  /** One executor across tabs for the conversations under it (default true); `false` turns
+   *  it off for every useConversation below, as `tabs: false` does for one. Read once. */
+  tabs?: boolean;
   /** Rendered until the wasm is initialised and the Surface exists. */
   fallback?: ReactNode;
   children?: ReactNode;
@@ -49,6 +52,9 @@ export interface UseConversationOptions extends Omit<ConversationOptions, "surfa
    *  share an origin (default: one key per `threadsEndpoint` and `endpoint`). A kept id the
    *  server no longer gives this user back is forgotten. */
   storageKey?: string;
+  /** One executor across the tabs on this conversation (default: on, keyed by `storageKey`);
+   *  `false` makes this tab run its own turns. */
+  tabs?: ConversationOptions["tabs"];
 }
 
 /** The component's conversation store, created and freed with it, its state as React state.

@@ -1,7 +1,7 @@
 // @dpas/host/react: the app's one Surface in context, capabilities registered while a
-// component is mounted, the conversation store as React state (restored after a reload),
-// confirmations as a list a dialog renders, and a conversation's server approvals. Plain JS
-// (no build step); the types are in react.d.ts.
+// component is mounted, the conversation store as React state (restored after a reload, one
+// executor across tabs), confirmations as a list a dialog renders, and a conversation's server
+// approvals. Plain JS (no build step); the types are in react.d.ts.
 import {
   createContext,
   createElement,
@@ -19,6 +19,8 @@ import { isStandardSchema, wireSchema } from "./schema.js";
 
 const SurfaceContext = createContext(null);
 const ConfirmationsContext = createContext(null);
+/** The provider's `tabs`: whether its conversations elect one executor across tabs. */
+const TabsContext = createContext(true);
 
 // Layout effects register capabilities before paint; on a server there is no commit at all.
 const useCommitEffect = typeof document === "undefined" ? useEffect : useLayoutEffect;
@@ -33,6 +35,10 @@ function confirmationStore() {
     items = next;
     for (const listener of [...listeners]) listener();
   };
+  // Another tab's request (`mirrored`) is answered by this tab's user or there, never denied
+  // here for want of a dialog.
+  const mirroredEntries = new WeakSet();
+  const mine = (entry) => !mirroredEntries.has(entry);
   const settle = (entries, ok) => {
     const settled = new Set(entries.filter((entry) => resolvers.has(entry)));
     if (settled.size === 0) return;
@@ -49,9 +55,12 @@ function confirmationStore() {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    /** Asked by a conversation; denied at once when no dialog is mounted to answer it. */
-    request(request, owner) {
-      if (consumers === 0) {
+    /** Asked by a conversation; denied at once when no dialog is mounted to answer it. A
+     *  request whose `signal` aborts (another tab answered it) leaves the list unanswered; one
+     *  `mirrored` from the executor's tab stays listed until a dialog answers it. */
+    request(request, owner, { signal, mirrored = false } = {}) {
+      if (signal?.aborted) return Promise.resolve(false);
+      if (consumers === 0 && !mirrored) {
         console.warn(
           `@dpas/host/react: "${request.canonicalId}" needs a confirmation, but no mounted component ` +
             "calls usePendingConfirmations() (or passes `confirm` to useConversation): it is denied.",
@@ -65,13 +74,15 @@ function confirmationStore() {
           deny: () => settle([entry], false),
         };
         Object.defineProperty(entry, "owner", { value: owner, enumerable: false });
+        if (mirrored) mirroredEntries.add(entry);
         resolvers.set(entry, resolve);
         publish([...items, entry]);
+        signal?.addEventListener("abort", () => settle([entry], false), { once: true });
       });
     },
     denyOwner(owner) {
       settle(
-        items.filter((entry) => entry.owner === owner),
+        items.filter((entry) => entry.owner === owner && mine(entry)),
         false,
       );
     },
@@ -82,7 +93,7 @@ function confirmationStore() {
       return () => {
         consumers -= 1;
         queueMicrotask(() => {
-          if (consumers === 0) settle(items, false);
+          if (consumers === 0) settle(items.filter(mine), false);
         });
       };
     },
@@ -91,7 +102,7 @@ function confirmationStore() {
 
 /** Initialises the wasm once, creates the app's one Surface and renders `fallback` until both
  *  are ready. `executeProcedure` is read when a procedure runs, so it may change freely. */
-export function SurfaceProvider({ executeProcedure, webMcp = false, fallback = null, children }) {
+export function SurfaceProvider({ executeProcedure, webMcp = false, tabs = true, fallback = null, children }) {
   const executor = useRef(executeProcedure);
   useCommitEffect(() => {
     executor.current = executeProcedure;
@@ -149,7 +160,11 @@ export function SurfaceProvider({ executeProcedure, webMcp = false, fallback = n
   return createElement(
     SurfaceContext.Provider,
     { value: surface },
-    createElement(ConfirmationsContext.Provider, { value: confirmations }, children),
+    createElement(
+      ConfirmationsContext.Provider,
+      { value: confirmations },
+      createElement(TabsContext.Provider, { value: tabs !== false }, children),
+    ),
   );
 }
 
@@ -322,16 +337,24 @@ function useRestoredConversation(conversation, state, key) {
 
 /** The conversation store of the calling component, created with it and freed after it. The
  *  options' functions are read from the latest render; `modelId` and `catalogMode` follow the
- *  options; `endpoint`, `threadsEndpoint`, `routeScopes`, `restore` and `storageKey` are read
- *  once. Without `confirm`, confirmation requests go to usePendingConfirmations(). Unless
- *  `restore` is false, the conversation on screen is restored after a reload. */
+ *  options; `endpoint`, `threadsEndpoint`, `routeScopes`, `restore`, `storageKey` and `tabs`
+ *  are read once. Without `confirm`, confirmation requests go to usePendingConfirmations().
+ *  Unless `restore` is false, the conversation on screen is restored after a reload. Unless
+ *  `tabs` (or the provider's) is false, the tabs on one storage key share one executor
+ *  (tabs.js): a follower's store mirrors it, and unmounting a follower leaves its turn running. */
 export function useConversation(options) {
   const surface = useSurface();
   const confirmations = useConfirmations();
+  const tabsAllowed = useContext(TabsContext);
   const latest = useRef(options);
   useCommitEffect(() => {
     latest.current = options;
   });
+  const [storageKey] = useState(() =>
+    options.restore === false
+      ? null
+      : (options.storageKey ?? `@dpas/host:conversation ${options.threadsEndpoint ?? "/api/threads"} ${options.endpoint}`),
+  );
   const [conversation] = useState(
     () =>
       new Conversation({
@@ -341,11 +364,16 @@ export function useConversation(options) {
         getPathname: () => latest.current.getPathname(),
         routeScopes: options.routeScopes,
         until: options.until && (() => latest.current.until?.() ?? true),
-        confirm: (request) =>
-          latest.current.confirm ? latest.current.confirm(request) : confirmations.request(request, latest),
+        confirm: (request, asked) =>
+          latest.current.confirm ? latest.current.confirm(request, asked) : confirmations.request(request, latest, asked),
         modelId: options.modelId,
         catalogMode: options.catalogMode,
         onEvent: (event) => latest.current.onEvent?.(event),
+        // The tabs on one conversation key (the kept id's, by default) share one executor.
+        tabs:
+          tabsAllowed && options.tabs !== false
+            ? { key: options.tabs?.key ?? storageKey ?? `${options.threadsEndpoint ?? "/api/threads"} ${options.endpoint}` }
+            : false,
       }),
   );
   const mounts = useRef(0);
@@ -357,7 +385,8 @@ export function useConversation(options) {
       queueMicrotask(() => {
         if (mounts.current > 0) return;
         confirmations.denyOwner(latest);
-        conversation.cancel();
+        // A follower's turn is the executor's: it goes on there.
+        if (conversation.getState().tabRole === "executor") conversation.cancel();
         conversation.free();
       });
     };
@@ -375,11 +404,6 @@ export function useConversation(options) {
   useEffect(() => {
     if (!state.isRunning) confirmations.denyOwner(latest);
   }, [state.isRunning, confirmations]);
-  const [storageKey] = useState(() =>
-    options.restore === false
-      ? null
-      : (options.storageKey ?? `@dpas/host:conversation ${options.threadsEndpoint ?? "/api/threads"} ${options.endpoint}`),
-  );
   const restoring = useRestoredConversation(conversation, state, storageKey);
   return { state, conversation, restoring };
 }
@@ -502,6 +526,10 @@ export function useApprovals(conversation, options = {}) {
         }
         await refresh();
         return decision;
+      } catch (error) {
+        // Decided elsewhere (another tab): the list says how it stands now.
+        if (error instanceof ApprovalError && error.status === 409) void refresh();
+        throw error;
       } finally {
         if (live.current) {
           setDeciding((now) => {

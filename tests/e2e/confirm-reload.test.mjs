@@ -3,7 +3,7 @@
 // it runs the action once and the turn goes on to its answer.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, openApp, recordRequests, startServer, waitForText, writeScript } from "./harness.mjs";
+import { openApp, recordRequests, scriptedSuite, waitForText } from "./harness.mjs";
 
 const RULES = {
   turns: [
@@ -16,25 +16,11 @@ const RULES = {
   ],
 };
 
-let browser;
-let server;
-let script;
-
-before(async () => {
-  browser = await launchBrowser();
-  script = writeScript(RULES);
-  server = await startServer({ model: `scripted:${script.file}` });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  script?.cleanup();
-});
+const suite = scriptedSuite(RULES, { before, after });
 
 describe("a confirmation and a reload", () => {
   test("the dialog comes back after a reload, and allowing it finishes the turn", async () => {
-    const { context, page, errors } = await openApp(browser, server.url, { role: "controller", path: "/receivables/all" });
+    const { context, page, errors } = await openApp(suite.browser, suite.server.url, { role: "controller", path: "/receivables/all" });
     try {
       const dialog = page.getByRole("alertdialog", { name: "Allow this action?" });
       await page.getByRole("textbox", { name: "Message" }).fill("Reset the table, please.");

@@ -52,6 +52,24 @@ export function writeScript(script) {
   return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A suite's browser and server on a rules script (`writeScript`), started before its tests
+ *  and stopped after them: read `browser` and `server` inside a test. */
+export function scriptedSuite(rules, { before, after }) {
+  const suite = { browser: null, server: null };
+  let script;
+  before(async () => {
+    suite.browser = await launchBrowser();
+    script = writeScript(rules);
+    suite.server = await startServer({ model: `scripted:${script.file}` });
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.server?.stop();
+    script?.cleanup();
+  });
+  return suite;
+}
+
 /** Debian's Chromium, headless, with a fresh profile per launch (playwright-core creates
  *  and removes a temporary user-data directory for every launched browser); `args` adds
  *  switches (e.g. a feature flag). */
@@ -90,6 +108,21 @@ export async function openApp(browser, base, { role, path = "/receivables/pendin
   await page.goto(path);
   await page.getByRole("heading", { name: headingFor(path) }).waitFor();
   return { context, page, errors, hooked };
+}
+
+/** Another tab of `context` (its cookies and storage: same origin, same session) on `path`. */
+export async function openTab(context, path = "/receivables/pending") {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(path);
+  await page.getByRole("heading", { name: headingFor(path) }).waitFor();
+  return { page, errors };
+}
+
+/** Waits until the page's dock says this tab's role (`executor` or `follower`). */
+export async function waitForTabRole(page, role) {
+  await page.locator(`.dock[data-tab-role="${role}"]`).waitFor();
 }
 
 function headingFor(path) {

@@ -76,7 +76,7 @@ function Assistant({ user, refresh }: { user: string; refresh: () => void }) {
   const runtime = useDpasRuntime(chat, { onApprovalDecided: refresh });
   useEffect(() => { if (!chat.state.isRunning) refresh(); }, [chat.state.isRunning, refresh]);
   return (
-    <section aria-label="Assistant" aria-busy={chat.state.isRunning}>
+    <section aria-label="Assistant" aria-busy={chat.state.isRunning} data-tab-role={chat.state.tabRole}>
       <AssistantRuntimeProvider runtime={runtime}>
         <DpasThread />
       </AssistantRuntimeProvider>

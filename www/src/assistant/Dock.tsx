@@ -71,7 +71,7 @@ export function Dock({ session, onClose }: DockProps) {
   const scripted = session.models.length === 0 || session.models.every((m) => m.startsWith("scripted"));
 
   return (
-    <aside className="dock" role="region" aria-label="Copilot" aria-busy={state.isRunning}>
+    <aside className="dock" role="region" aria-label="Copilot" aria-busy={state.isRunning} data-tab-role={state.tabRole}>
       <DockContext.Provider value={approvals}>
       <AssistantRuntimeProvider runtime={runtime}>
         <header className="dock-head">

@@ -54,7 +54,7 @@ function Assistant({ endpoint }: { endpoint: string }) {
   const last = state.messages.at(-1);
   const calls = state.messages.flatMap((message) => message.toolCalls);
   return (
-    <section aria-label="Assistant" aria-busy={state.isRunning}>
+    <section aria-label="Assistant" aria-busy={state.isRunning} data-tab-role={state.tabRole}>
       <button type="button" disabled={state.isRunning} onClick={() => void conversation.send("Add milk")}>
         Ask
       </button>
@@ -69,9 +69,10 @@ function Assistant({ endpoint }: { endpoint: string }) {
   );
 }
 
-export function App({ endpoint = "/agent/chat" }: { endpoint?: string }) {
+/** `tabs: false`: every tab runs its own turns (no executor across tabs). */
+export function App({ endpoint = "/agent/chat", tabs = true }: { endpoint?: string; tabs?: boolean }) {
   return (
-    <SurfaceProvider fallback={<p>Loading…</p>}>
+    <SurfaceProvider fallback={<p>Loading…</p>} tabs={tabs}>
       <Todos />
       <Assistant endpoint={endpoint} />
     </SurfaceProvider>

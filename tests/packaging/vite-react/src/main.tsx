@@ -4,6 +4,6 @@ import { App } from "./App";
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <App />
+    <App tabs={new URLSearchParams(location.search).get("tabs") !== "off"} />
   </StrictMode>,
 );
