@@ -335,7 +335,8 @@ impl<'de> Expect<'de> for Content {
     }
 
     fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Check<Self::Out>, A::Error> {
-        let mut parts = Ok(Vec::new());
+        // Most messages have one part: room for more is made when one comes.
+        let mut parts = Ok(Vec::with_capacity(1));
         while let Some(part) = seq.next_element_seed(Lenient(Part))? {
             // After a part that is not one the rest are still read.
             match (&mut parts, part) {
