@@ -1,9 +1,11 @@
-//! Throughput of the protocol's hot paths on real traffic: request decoding, NDJSON frame
+//! Throughput of the protocol's hot paths on real traffic: request decoding (recorded
+//! requests, and Carla's with its history grown to 2, 200 and 400 messages), NDJSON frame
 //! decoding and encoding, and wire-name assignment. Run with `cargo bench -p dpas-protocol`.
-//! Figures are printed, never asserted (machines are noisy).
+//! Figures are the CPU time a call takes, printed, never asserted (machines are noisy).
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use dpas_protocol::ndjson::decode_all;
@@ -12,8 +14,39 @@ use dpas_protocol::{decode_request, encode_frame_into, FrameDecoder};
 
 /// `fixtures/reference-traces/`, the folder `test_support::traces_dir` names (a bench builds
 /// without the `test-support` feature).
-fn traces() -> std::path::PathBuf {
+fn traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reference-traces")
+}
+
+/// `bench/`: the Carla request and the generator of grown ones.
+fn bench_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench")
+}
+
+/// The files BENCH_REQUESTS names, each under its file name; without it, Carla's step 0
+/// with its history grown to 2, 200 and 400 messages (`node bench/request.mjs --messages N`).
+fn generated_requests() -> Vec<(String, Vec<u8>)> {
+    if let Ok(paths) = std::env::var("BENCH_REQUESTS") {
+        let mut out = Vec::new();
+        for path in paths.split(':').filter(|p| !p.is_empty()) {
+            let request = std::fs::read(path).expect("BENCH_REQUESTS names a readable file");
+            let name = Path::new(path).file_name().map(|n| n.to_string_lossy());
+            out.push((name.unwrap_or_default().into_owned(), request));
+        }
+        return out;
+    }
+    let script = bench_dir().join("request.mjs");
+    let mut out = Vec::new();
+    for messages in [2, 200, 400] {
+        let run = Command::new("node")
+            .arg(&script)
+            .args(["--messages", &messages.to_string()])
+            .output()
+            .expect("node runs bench/request.mjs");
+        assert!(run.status.success(), "bench/request.mjs failed: {run:?}");
+        out.push((format!("{messages} messages"), run.stdout));
+    }
+    out
 }
 
 fn body_of(response: &[u8]) -> &[u8] {
@@ -24,20 +57,33 @@ fn body_of(response: &[u8]) -> &[u8] {
     &response[split + 2..]
 }
 
-/// Runs `f` for about a second and returns the mean time per call.
+/// The time this thread has run on a CPU (`/proc/thread-self/schedstat`, Linux), if known.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// Runs `f` for about a second of this thread's CPU time and returns the mean CPU time per
+/// call (on a machine whose cores are shared with other work, the wall clock counts the time
+/// the thread waited for a core); the wall clock's where the CPU time is not known.
 fn measure(mut f: impl FnMut()) -> Duration {
     for _ in 0..50 {
         f();
     }
+    let elapsed = |start: (Instant, Option<Duration>)| match (start.1, cpu_time()) {
+        (Some(before), Some(now)) => now.saturating_sub(before),
+        _ => start.0.elapsed(),
+    };
     let mut n = 0u32;
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(1) {
+    let start = (Instant::now(), cpu_time());
+    while elapsed(start) < Duration::from_secs(1) {
         for _ in 0..100 {
             f();
         }
         n += 100;
     }
-    start.elapsed() / n
+    elapsed(start) / n
 }
 
 fn report(name: &str, bytes: usize, per_call: Duration) {
@@ -49,34 +95,29 @@ fn report(name: &str, bytes: usize, per_call: Duration) {
     );
 }
 
+/// Prints how long `decode_request` takes on `request`, and its MB/s.
+fn report_decode(name: &str, request: &[u8]) {
+    report(
+        name,
+        request.len(),
+        measure(|| {
+            black_box(decode_request(black_box(request)).expect("decodes"));
+        }),
+    );
+}
+
 fn main() {
     let dir = traces();
     let request = std::fs::read(dir.join("browser-carla-step2.request.json")).expect("trace");
-    report(
-        "decode_request (Carla step 2, 16 tools)",
-        request.len(),
-        measure(|| {
-            black_box(decode_request(black_box(&request)).expect("decodes"));
-        }),
-    );
+    report_decode("decode_request (Carla step 2, 16 tools)", &request);
 
-    // Generated requests (scripts/bench-curves.sh): BENCH_REQUESTS names them, `:`-separated.
-    for path in std::env::var("BENCH_REQUESTS")
-        .unwrap_or_default()
-        .split(':')
-    {
-        if path.is_empty() {
-            continue;
-        }
-        let request = std::fs::read(path).expect("BENCH_REQUESTS names a readable file");
-        let name = Path::new(path).file_name().map(|n| n.to_string_lossy());
-        report(
-            &format!("decode_request ({})", name.unwrap_or_default()),
-            request.len(),
-            measure(|| {
-                black_box(decode_request(black_box(&request)).expect("decodes"));
-            }),
-        );
+    let carla = std::fs::read(bench_dir().join("carla-step0.request.json")).expect("bench body");
+    report_decode("decode_request (Carla step 0, 16 tools)", &carla);
+
+    // Bodies with a grown history (bench/request.mjs), or those BENCH_REQUESTS names,
+    // `:`-separated (scripts/bench-curves.sh).
+    for (name, request) in generated_requests() {
+        report_decode(&format!("decode_request ({name})"), &request);
     }
 
     let response = std::fs::read(dir.join("browser-carla-step0.response.txt")).expect("trace");

@@ -83,14 +83,22 @@ fn take(obj: &mut Map<String, Value>, key: &str) -> Option<Value> {
     obj.remove(key)
 }
 
-fn messages(items: Vec<Value>) -> Check<Vec<WireModelMessage>> {
-    if items.is_empty() {
-        return Err(Malformed);
+/// The messages as serde's derive decodes each one from its parsed `Value`: what the byte
+/// reader's `Message` reads them as, and the decoding of an already parsed body.
+fn messages_from_value(value: Value) -> Check<Vec<WireModelMessage>> {
+    let mut out = Vec::new();
+    for m in array(Some(value))? {
+        out.push(serde_json::from_value::<WireModelMessage>(m).map_err(|_| Malformed)?);
     }
-    items
-        .into_iter()
-        .map(|m| serde_json::from_value::<WireModelMessage>(m).map_err(|_| Malformed))
-        .collect()
+    Ok(out)
+}
+
+/// The history: present, and not empty.
+fn messages(items: Option<Check<Vec<WireModelMessage>>>) -> Check<Vec<WireModelMessage>> {
+    match items.ok_or(Malformed)? {
+        Ok(items) if !items.is_empty() => Ok(items),
+        _ => Err(Malformed),
+    }
 }
 
 impl Fields {
@@ -100,6 +108,7 @@ impl Fields {
             match key.as_str() {
                 "catalog" => fields.catalog = Some(CatalogFields::from_value(value)),
                 "frontendTools" => fields.frontend_tools = Some(descriptors_from_value(value)),
+                "messages" => fields.messages = Some(messages_from_value(value)),
                 key => {
                     if let Some(slot) = fields.slot(key) {
                         *slot = Some(value);
@@ -313,7 +322,7 @@ fn decode_v2(fields: &mut Fields) -> Check<ChatStepRequest> {
     let (conversation_id, turn_id, step_index) = decode_common(fields)?;
     let pathname = string(fields.pathname.take(), 1, MAX_PATHNAME_LEN)?;
     let model_id = opt_string(fields.model_id.take(), MAX_MODEL_ID_LEN)?;
-    let messages = messages(array(fields.messages.take())?)?;
+    let messages = messages(fields.messages.take())?;
     let catalog = fields.catalog.take().ok_or(Malformed)??;
     let catalog_mode = match catalog.mode {
         None => CatalogMode::Direct,
@@ -372,7 +381,7 @@ fn decode_v2(fields: &mut Fields) -> Check<ChatStepRequest> {
 
 fn decode_v1(fields: &mut Fields) -> Check<ChatStepRequest> {
     let (conversation_id, turn_id, step_index) = decode_common(fields)?;
-    let messages = messages(array(fields.messages.take())?)?;
+    let messages = messages(fields.messages.take())?;
     let frontend_tools = fields
         .frontend_tools
         .take()
@@ -409,6 +418,7 @@ fn decode_v1(fields: &mut Fields) -> Check<ChatStepRequest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::{ContentPart, MessageContent, Role};
     use serde_json::json;
 
     fn v2() -> Value {
@@ -671,7 +681,12 @@ mod tests {
         let read = decode_request(body);
         let shown = String::from_utf8_lossy(body);
         match (read, parsed) {
-            (Ok(read), Ok(parsed)) => assert_eq!(canonical(read), canonical(parsed), "{shown}"),
+            (Ok(read), Ok(parsed)) => {
+                // As written too: a map's equality does not see its order.
+                let written = |r: &ChatStepRequest| serde_json::to_string(&r.messages).unwrap();
+                assert_eq!(written(&read), written(&parsed), "{shown}");
+                assert_eq!(canonical(read), canonical(parsed), "{shown}");
+            }
             (Err(read), Err(parsed)) => assert_eq!(
                 (read.code, read.message),
                 (parsed.code, parsed.message),
@@ -829,6 +844,148 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A v2 (or, with `version` 1, v1) body whose `messages` is the text `messages`.
+    fn with_messages(version: &str, messages: &str) -> Vec<u8> {
+        format!(
+            r#"{{"protocolVersion":{version},"conversationId":"c","turnId":"t","stepIndex":0,"pathname":"/x","messages":{messages},"catalog":{{"frontendTools":[]}},"frontendTools":[]}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn messages_are_read_as_their_derive_reads_a_parsed_value() {
+        let part = r#"{"type":"tool-call","toolCallId":"c1","toolName":"view_a__b","input":{"x":[1,{"y":null}]},"providerOptions":{"a":1}}"#;
+        let messages = [
+            // Both forms, and the array form with an item too few or too many.
+            r#"{"role":"user","content":"hi"}"#,
+            r#"["user","hi"]"#,
+            r#"["user"]"#,
+            r#"["user","hi",1]"#,
+            r#"[]"#,
+            // Roles: the names, escaped, a map naming one with null, and forms refused.
+            r#"{"role":"\u0075ser","content":"hi"}"#,
+            r#"{"role":{"user":null},"content":"hi"}"#,
+            r#"{"role":{"tool":null,"tool":null},"content":"hi"}"#,
+            r#"{"role":{"user":1},"content":"hi"}"#,
+            r#"{"role":{"user":null,"tool":null},"content":"hi"}"#,
+            r#"{"role":{},"content":"hi"}"#,
+            r#"{"role":["user"],"content":"hi"}"#,
+            r#"{"role":"User","content":"hi"}"#,
+            r#"{"role":null,"content":"hi"}"#,
+            r#"{"role":5,"content":"hi"}"#,
+            r#"[{"assistant":null},"hi"]"#,
+            // Repeated keys: the last counts, whatever the first was.
+            r#"{"role":"robot","content":7,"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":"hi","role":"robot"}"#,
+            r#"{"r\u006fle":"tool","content":[],"role":"system"}"#,
+            // Keys missing, unknown ones, contents of every shape.
+            r#"{"content":"hi"}"#,
+            r#"{"role":"user"}"#,
+            r#"{"role":"user","content":"hi","extra":{"a":[1e2,-0,"\u00e9"]}}"#,
+            r#"{"role":"user","content":null}"#,
+            r#"{"role":"user","content":{}}"#,
+            r#"{"role":"user","content":true}"#,
+            r#"{"role":"user","content":[]}"#,
+            r#"{"role":"user","content":[1]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a"},"x",{"type":"text","text":"b"}]}"#,
+            // Parts: typed, kept verbatim when a field is odd, with repeated keys.
+            r#"{"role":"assistant","content":[{"type":"text","text":"a","type":"reasoning"}]}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":5},{"noType":true}]}"#,
+            r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","toolName":"w","output":{"type":"json","value":1},"output":null}]}"#,
+            r#"{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","output":1}]}"#,
+            // serde_json's raw-value key, first in an object: a `Value` parse reads the
+            // string's text in its place, and refuses what follows it or a text not JSON.
+            r#"{"$serde_json::private::RawValue":"{\"role\":\"user\",\"content\":\"hi\"}"}"#,
+            r#"{"role":"user","content":{"$serde_json::private::RawValue":"\"hi\""}}"#,
+            r#"{"role":"user","content":[{"$serde_json::private::RawValue":"{\"type\":\"text\",\"text\":\"a\"}"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a","x":{"$serde_json::private::RawValue":"[1,{}]"}}]}"#,
+            r#"{"role":{"$serde_json::private::RawValue":"{\"tool\":null}"},"content":"hi"}"#,
+            r#"{"role":"user","content":"hi","x":{"$serde_json::private::RawValue":"1"}}"#,
+            r#"{"role":"user","content":"hi","x":{"$serde_json::private::RawValue":5}}"#,
+            r#"{"role":"user","content":"hi","x":{"$serde_json::private::RawValue":"1","y":2}}"#,
+            r#"{"role":"user","content":"hi","x":{"$serde_json::private::RawValue":"[1,"}}"#,
+            r#"{"role":"user","content":"hi","x":{"y":2,"$serde_json::private::RawValue":5}}"#,
+            // Not messages.
+            "null",
+            "7",
+            r#""hi""#,
+        ];
+        let mut bodies = Vec::new();
+        for version in ["2", "1", "3"] {
+            let assistant = format!(r#"{{"role":"assistant","content":[{part}]}}"#);
+            bodies.push(with_messages(version, &format!("[{assistant}]")));
+            for message in messages {
+                bodies.push(with_messages(version, &format!("[{message}]")));
+                // After a malformed message the rest are read: a later one may be invalid JSON.
+                bodies.push(with_messages(
+                    version,
+                    &format!(r#"[{message},{{"role":"user","content":"x"}}]"#),
+                ));
+                for bad in ["1e400", r#""\ud800""#, "[1,]"] {
+                    bodies.push(with_messages(
+                        version,
+                        &format!(r#"[{message},{{"role":"user","content":{bad}}}]"#),
+                    ));
+                }
+            }
+            for not_a_list in [
+                "null",
+                "{}",
+                r#""x""#,
+                "[]",
+                r#"{"$serde_json::private::RawValue":"[{\"role\":\"user\",\"content\":\"hi\"}]"}"#,
+            ] {
+                bodies.push(with_messages(version, not_a_list));
+            }
+        }
+        // `messages` repeated: the last counts.
+        bodies.push(
+            String::from_utf8(with_messages("2", r#"[{"role":"robot","content":"x"}]"#))
+                .unwrap()
+                .replace(
+                    r#""frontendTools":[]}"#,
+                    r#""frontendTools":[],"messages":[["tool",[]]]}"#,
+                )
+                .into_bytes(),
+        );
+        for body in &bodies {
+            assert_as_parsed(body);
+        }
+
+        // The order of errors holds: a bad version answers 409 over a malformed message, and
+        // a body that is not JSON answers 400 over a bad version.
+        let malformed = with_messages("3", r#"[{"role":"robot","content":7}]"#);
+        assert_eq!(
+            decode_request(&malformed).unwrap_err().code,
+            HostErrorCode::ProtocolVersionMismatch
+        );
+        let not_json = with_messages("3", r#"[{"role":"robot","content":1e400}]"#);
+        assert_eq!(
+            decode_request(&not_json).unwrap_err().code,
+            HostErrorCode::ProtocolDecodeError
+        );
+
+        // What the forms decode to.
+        let r = decode_request(&with_messages(
+            "2",
+            &format!(
+                r#"[["user","hi"],{{"role":{{"assistant":null}},"content":[{part}]}},{{"role":"robot","content":"x","role":"tool","content":[]}}]"#
+            ),
+        ))
+        .unwrap();
+        assert_eq!(r.messages[0], WireModelMessage::user_text("hi"));
+        assert_eq!(r.messages[1].role, Role::Assistant);
+        assert!(matches!(
+            &r.messages[1].parts()[0],
+            ContentPart::ToolCall { input, extra, .. }
+                if *input == json!({"x": [1, {"y": null}]}) && extra["providerOptions"] == json!({"a": 1})
+        ));
+        assert_eq!(
+            r.messages[2],
+            WireModelMessage::new(Role::Tool, MessageContent::Parts(Vec::new()))
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::message::WireModelMessage;
 use crate::tool::RawSchema;
 
 /// A validation failure; becomes 400 `PROTOCOL_DECODE_ERROR` with the fixed message.
@@ -24,7 +25,8 @@ pub(super) struct Fields {
     pub(super) step_index: Option<Value>,
     pub(super) pathname: Option<Value>,
     pub(super) model_id: Option<Value>,
-    pub(super) messages: Option<Value>,
+    /// `Malformed` when it is not an array or any item is not a message.
+    pub(super) messages: Option<Check<Vec<WireModelMessage>>>,
     /// v2's catalog envelope.
     pub(super) catalog: Option<Check<CatalogFields>>,
     /// v1's descriptors.
@@ -73,7 +75,6 @@ impl Fields {
             "stepIndex" => &mut self.step_index,
             "pathname" => &mut self.pathname,
             "modelId" => &mut self.model_id,
-            "messages" => &mut self.messages,
             _ => return None,
         })
     }

@@ -1,7 +1,8 @@
 //! Reads a step request's bytes into the decoder's [`Fields`] in one pass. The small fields
-//! become `Value`s as before; the catalog, the descriptor lists and the descriptors are read
-//! by their keys without a map in between, and each descriptor's `inputSchema` is kept as its
-//! JSON text.
+//! become `Value`s; the messages, the catalog, the descriptor lists and the descriptors are
+//! read by their keys without a map in between (a message straight into its typed form, each
+//! content part from the object `Value` `ContentPart` reads), and each descriptor's
+//! `inputSchema` is kept as its JSON text.
 //!
 //! It accepts exactly the bodies that parse as a `Value`, so the contract's precedence holds
 //! (a body that is not JSON is a 400 before a bad version is a 409): a value is never
@@ -14,11 +15,18 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::de::value::{
+    BorrowedStrDeserializer, MapAccessDeserializer, SeqAccessDeserializer, StringDeserializer,
+};
+use serde::de::{
+    DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::fields::{CatalogFields, Check, DescriptorFields, Fields, Malformed, StateFields};
+use crate::message::{ContentPart, MessageContent, Role, WireModelMessage};
 use crate::tool::RawSchema;
 
 /// Containers serde_json lets a value nest (its recursion limit): a `Value` parse of a body
@@ -81,6 +89,7 @@ impl<'de> Visitor<'de> for Top {
                     fields.frontend_tools =
                         Some(map.next_value_seed(Lenient(List(Descriptor { enclosing: 2 })))?);
                 }
+                "messages" => fields.messages = Some(map.next_value_seed(Lenient(List(Message)))?),
                 key => match fields.slot(key) {
                     Some(slot) => *slot = Some(map.next_value()?),
                     None => {
@@ -106,6 +115,10 @@ trait Expect<'de>: Sized {
     fn array<A: SeqAccess<'de>>(self, seq: A) -> Result<Check<Self::Out>, A::Error> {
         Valid::ANY.visit_seq(seq)?;
         Ok(Err(Malformed))
+    }
+
+    fn text(self, _: &str) -> Check<Self::Out> {
+        Err(Malformed)
     }
 }
 
@@ -143,20 +156,69 @@ impl<'de, E: Expect<'de>> Visitor<'de> for Lenient<E> {
         Ok(Err(Malformed))
     }
 
-    fn visit_str<Er>(self, _: &str) -> Result<Self::Value, Er> {
-        Ok(Err(Malformed))
+    fn visit_str<Er>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok(self.0.text(v))
     }
 
     fn visit_unit<Er>(self) -> Result<Self::Value, Er> {
         Ok(Err(Malformed))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.object(map)
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        match map.next_key_seed(Key)? {
+            Some(key) if key == RAW_VALUE_KEY => {
+                let value = raw_value(&mut map)?;
+                self.deserialize(value).map_err(A::Error::custom)
+            }
+            first => self.0.object(Replay { first, map }),
+        }
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         self.0.array(seq)
+    }
+}
+
+/// The key serde_json's `Value` reads an object by as the JSON text in the string after it,
+/// when it is the object's first key (its raw-value form, on with the `raw_value` feature):
+/// read here as that parse reads it.
+const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
+
+/// The value of an object whose first key, just read, is [`RAW_VALUE_KEY`], as a `Value`
+/// parse gives it: the string's text parsed, and no entry after it.
+fn raw_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
+    let text = map.next_value_seed(Key)?;
+    let value = serde_json::from_str(&text).map_err(A::Error::custom)?;
+    if map.next_key_seed(Key)?.is_some() {
+        return Err(A::Error::custom("an entry after a raw value"));
+    }
+    Ok(value)
+}
+
+/// An object's entries with its first key, already read, given back first.
+struct Replay<'de, A> {
+    first: Option<Cow<'de, str>>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.first.take() {
+            Some(Cow::Borrowed(key)) => seed
+                .deserialize(BorrowedStrDeserializer::new(key))
+                .map(Some),
+            Some(Cow::Owned(key)) => seed.deserialize(StringDeserializer::new(key)).map(Some),
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
     }
 }
 
@@ -205,6 +267,279 @@ impl<'de, E: Expect<'de> + Copy> Expect<'de> for List<E> {
             }
         }
         Ok(out)
+    }
+}
+
+/// One model message, read as serde's derive reads it from a parsed `Value`
+/// (`messages_from_value`): the `{role, content}` object by its keys (of a repeated key, the
+/// last), other keys read through; a role that is not a string, and the `[role, content]`
+/// array form, as a `Value` given to that derive.
+#[derive(Clone, Copy)]
+struct Message;
+
+impl<'de> Expect<'de> for Message {
+    type Out = WireModelMessage;
+
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Check<Self::Out>, A::Error> {
+        let mut role = None;
+        let mut content = None;
+        while let Some(key) = map.next_key_seed(Key)? {
+            match &*key {
+                "role" => role = Some(map.next_value_seed(Lenient(RoleOf))?),
+                "content" => content = Some(map.next_value_seed(Lenient(Content))?),
+                _ => {
+                    map.next_value_seed(Valid::ANY)?;
+                }
+            }
+        }
+        Ok(match (role, content) {
+            (Some(Ok(role)), Some(Ok(content))) => Ok(WireModelMessage { role, content }),
+            _ => Err(Malformed),
+        })
+    }
+
+    fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Check<Self::Out>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(serde_json::from_value(Value::Array(items)).map_err(|_| Malformed))
+    }
+}
+
+/// A message's `role`: one of the names, or another form serde's derive accepts from a
+/// `Value` (`{"user": null}`).
+struct RoleOf;
+
+impl<'de> Expect<'de> for RoleOf {
+    type Out = Role;
+
+    fn text(self, text: &str) -> Check<Role> {
+        Role::parse(text).ok_or(Malformed)
+    }
+
+    fn object<A: MapAccess<'de>>(self, map: A) -> Result<Check<Role>, A::Error> {
+        let value = Value::deserialize(MapAccessDeserializer::new(map))?;
+        Ok(Role::deserialize(value).map_err(|_| Malformed))
+    }
+}
+
+/// A message's `content`: its text, or its parts.
+struct Content;
+
+impl<'de> Expect<'de> for Content {
+    type Out = MessageContent;
+
+    fn text(self, text: &str) -> Check<Self::Out> {
+        Ok(MessageContent::Text(text.to_owned()))
+    }
+
+    fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Check<Self::Out>, A::Error> {
+        // Most messages have one part: room for more is made when one comes.
+        let mut parts = Ok(Vec::with_capacity(1));
+        while let Some(part) = seq.next_element_seed(Lenient(Part))? {
+            // After a part that is not one the rest are still read.
+            match (&mut parts, part) {
+                (Ok(parts), Ok(part)) => parts.push(part),
+                (parts, _) => *parts = Err(Malformed),
+            }
+        }
+        Ok(parts.map(MessageContent::Parts))
+    }
+}
+
+/// One content part, as `ContentPart::from_map` reads the object a `Value` parse gives: its
+/// entries in order (a repeated key keeps its first place and its last value), strings
+/// borrowed from the body until a part keeps them; past [`FEW_KEYS`] keys, in that map.
+struct Part;
+
+/// A part's value: a string as its text, anything else as the `Value` a parse gives.
+enum Field<'de> {
+    Text(Cow<'de, str>),
+    Any(Value),
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Text(text) => Value::String(text.into_owned()),
+            Self::Any(value) => value,
+        }
+    }
+}
+
+type Entries<'de> = Vec<(Cow<'de, str>, Field<'de>)>;
+
+fn into_map(entries: Entries<'_>) -> Map<String, Value> {
+    let mut map = Map::new();
+    for (key, value) in entries {
+        map.insert(key.into_owned(), value.into_value());
+    }
+    map
+}
+
+/// The kinds of part `ContentPart::from_map` types, by the keys it takes out of the object.
+const TYPED: [(&str, &[&str]); 4] = [
+    ("text", &["type", "text"]),
+    ("reasoning", &["type", "text"]),
+    ("tool-call", &["type", "toolCallId", "toolName", "input"]),
+    ("tool-result", &["type", "toolCallId", "toolName", "output"]),
+];
+
+/// `ContentPart::from_map` of the object with these entries.
+fn part(mut entries: Entries<'_>) -> ContentPart {
+    let at = |entries: &Entries<'_>, key: &str| entries.iter().position(|(k, _)| k == key);
+    let is_text = |entries: &Entries<'_>, key| {
+        at(entries, key).is_some_and(|i| matches!(entries[i].1, Field::Text(_)))
+    };
+    let kind = match at(&entries, "type").map(|i| &entries[i].1) {
+        Some(Field::Text(kind)) => TYPED.iter().position(|(k, _)| k == kind),
+        _ => None,
+    };
+    // Typed only when every field it needs has the right type.
+    let typed = kind.filter(|&kind| match TYPED[kind].1 {
+        [_, text] => is_text(&entries, text),
+        [_, id, name, value] => {
+            is_text(&entries, id) && is_text(&entries, name) && at(&entries, value).is_some()
+        }
+        _ => false,
+    });
+    let Some(kind) = typed else {
+        return ContentPart::Other(into_map(entries));
+    };
+    // Taken out in `from_map`'s order, each as `Map::remove` takes it (the last entry moves
+    // into its place), so the extra keys keep the order that leaves.
+    let mut taken = Vec::with_capacity(4);
+    for key in TYPED[kind].1 {
+        if let Some(i) = at(&entries, key) {
+            taken.push(entries.swap_remove(i).1);
+        }
+    }
+    let extra = into_map(entries);
+    let mut taken = taken.into_iter().skip(1);
+    let mut next = || taken.next().map_or(Value::Null, Field::into_value);
+    match kind {
+        0 | 1 => {
+            let text = match next() {
+                Value::String(text) => text,
+                _ => String::new(),
+            };
+            if kind == 0 {
+                ContentPart::Text { text, extra }
+            } else {
+                ContentPart::Reasoning { text, extra }
+            }
+        }
+        _ => {
+            let tool_call_id = string_of(next());
+            let tool_name = string_of(next());
+            let value = next();
+            if kind == 2 {
+                ContentPart::ToolCall {
+                    tool_call_id,
+                    tool_name,
+                    input: value,
+                    extra,
+                }
+            } else {
+                ContentPart::ToolResult {
+                    tool_call_id,
+                    tool_name,
+                    output: value,
+                    extra,
+                }
+            }
+        }
+    }
+}
+
+fn string_of(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        _ => String::new(),
+    }
+}
+
+impl<'de> Expect<'de> for Part {
+    type Out = ContentPart;
+
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Check<Self::Out>, A::Error> {
+        let mut entries: Entries<'de> = Vec::with_capacity(4);
+        while let Some(key) = map.next_key_seed(Key)? {
+            let value = map.next_value_seed(FieldOf)?;
+            match entries.iter().position(|(k, _)| *k == key) {
+                Some(i) => entries[i].1 = value,
+                None if entries.len() < FEW_KEYS => entries.push((key, value)),
+                None => {
+                    let mut object = into_map(entries);
+                    object.insert(key.into_owned(), value.into_value());
+                    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                        object.insert(key, value);
+                    }
+                    return Ok(Ok(ContentPart::from_map(object)));
+                }
+            }
+        }
+        Ok(Ok(part(entries)))
+    }
+}
+
+/// Reads a part's value as a [`Field`].
+struct FieldOf;
+
+impl<'de> DeserializeSeed<'de> for FieldOf {
+    type Value = Field<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldOf {
+    type Value = Field<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Value::deserialize(v.into_deserializer()).map(Field::Any)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Value::deserialize(v.into_deserializer()).map(Field::Any)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Value::deserialize(v.into_deserializer()).map(Field::Any)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Value::deserialize(v.into_deserializer()).map(Field::Any)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Field::Any(Value::Null))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(seq)).map(Field::Any)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(MapAccessDeserializer::new(map)).map(Field::Any)
     }
 }
 
@@ -369,7 +704,14 @@ impl<'de> Visitor<'de> for Valid {
         let mut few: [Cow<'de, str>; FEW_KEYS] = Default::default();
         let mut seen = 0;
         let mut many: HashSet<Cow<'de, str>> = HashSet::new();
+        let mut first = true;
         while let Some(key) = map.next_key_seed(Key)? {
+            if std::mem::take(&mut first) && key == RAW_VALUE_KEY {
+                // A parse rewrites the value: a schema is kept as that parse gives it.
+                raw_value(&mut map)?;
+                repeats = true;
+                break;
+            }
             if self.repeats && !repeats {
                 if many.is_empty() && seen < FEW_KEYS {
                     repeats = few[..seen].contains(&key);
