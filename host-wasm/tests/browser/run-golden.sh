@@ -22,7 +22,7 @@ wasm-bindgen --target web --out-dir "$site/pkg" --out-name dpas_host \
 cp host-wasm/tests/browser/golden/index.html host-wasm/tests/browser/golden/golden.js \
   host-wasm/tests/browser/golden/cancel.js host-wasm/tests/browser/golden/session.js "$site/"
 # The npm entry around the bindings, for the page that drives the package's Conversation.
-cp host-wasm/npm/index.js host-wasm/npm/schema.js "$site/pkg/"
+cp host-wasm/npm/index.js host-wasm/npm/schema.js host-wasm/npm/tabs.js "$site/pkg/"
 
 if [ ! -d host-wasm/tools/node_modules/playwright-core ]; then
   (cd host-wasm/tools && npm ci --no-audit --no-fund)
