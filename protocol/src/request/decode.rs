@@ -950,6 +950,16 @@ mod tests {
                 )
                 .into_bytes(),
         );
+        // A catalog in the raw-value form under a bad version: still 409.
+        bodies.push(
+            String::from_utf8(with_messages("3", r#"[{"role":"user","content":"x"}]"#))
+                .unwrap()
+                .replace(
+                    r#""catalog":{"frontendTools":[]}"#,
+                    r#""catalog":{"$serde_json::private::RawValue":"{"frontendTools":[{"wireName":"view_a__b","canonicalId":"view:a.b","plane":"view","description":"","inputSchema":{},"effect":"read","confirmation":"never"}]}"}"#,
+                )
+                .into_bytes(),
+        );
         for body in &bodies {
             assert_as_parsed(body);
         }

@@ -167,8 +167,10 @@ impl<'de, E: Expect<'de>> Visitor<'de> for Lenient<E> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         match map.next_key_seed(Key)? {
             Some(key) if key == RAW_VALUE_KEY => {
+                // The text is JSON (`raw_value` parsed it); what a reader cannot take from a
+                // parsed value (a descriptor's schema is read as its text) is malformed.
                 let value = raw_value(&mut map)?;
-                self.deserialize(value).map_err(A::Error::custom)
+                Ok(self.deserialize(value).unwrap_or(Err(Malformed)))
             }
             first => self.0.object(Replay { first, map }),
         }
