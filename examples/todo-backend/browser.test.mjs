@@ -89,6 +89,7 @@ test("a scripted turn: the model clears the list once the user approves, on the 
       ["approval.consumed", "delete-all-todos", "sam"],
       ["capability.started", "delete-all-todos", "sam"],
       ["capability.completed", "delete-all-todos", "sam"],
+      ["operation.outcome", "delete-all-todos", "sam"],
     ]);
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, ["401 /api/session"]); // before signing in
