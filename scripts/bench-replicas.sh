@@ -20,11 +20,13 @@ body="$root/bench/carla-step0.request.json"
 lua="$root/bench/wrk/step.lua"
 secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-pg_bin=${DPAS_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)}
+# shellcheck source=scripts/lib/bench.sh
+. scripts/lib/bench.sh
+# shellcheck source=scripts/lib/pg.sh
+. scripts/lib/pg.sh
 for tool in wrk curl; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: run scripts/setup.sh" >&2; exit 1; }
 done
-[ -x "$pg_bin/initdb" ] || { echo "PostgreSQL is missing: run scripts/setup.sh" >&2; exit 1; }
 
 if [ -z "${BENCH_BIN:-}" ]; then
   echo "building host-server (--profile server)…" >&2
@@ -32,46 +34,20 @@ if [ -z "${BENCH_BIN:-}" ]; then
 fi
 
 work=$(mktemp -d)
-chmod 711 "$work" # the postgres user reaches its folder inside
 pids=()
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+urls=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  as_pg "$pg_bin/pg_ctl" stop -m immediate -D "$work/pg/data" >/dev/null 2>&1 || true
+  pg_stop "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
+pg_start "$work"
 
-mkdir -p "$work/pg"
-[ "$(id -u)" = 0 ] && chown postgres:postgres "$work/pg"
-as_pg "$pg_bin/initdb" -A trust -U postgres --no-sync -E UTF8 -D "$work/pg/data" >/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-as_pg "$pg_bin/pg_ctl" start -w -D "$work/pg/data" -l "$work/pg/log" \
-  -o "-p $port -k $work/pg -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
-
-# start_replica DATABASE → appends the server's pid to pids and its URL to urls.
-urls=()
+# start_replica DATABASE → one host-server on it (its pid in pids, its URL in urls).
 start_replica() {
-  local n=${#pids[@]} fd line
-  mkfifo "$work/out$n"
-  "$bin" --demo --model scripted --database "postgres://postgres@127.0.0.1:$port/$1" \
-    --session-secret "$secret" --listen 127.0.0.1:0 --max-concurrent-steps 1024 \
-    >"$work/out$n" 2>"$work/err$n" &
-  pids+=($!)
-  exec {fd}<"$work/out$n"
-  read -r -t 60 line <&"$fd" || true
-  urls+=("$(printf '%s\n' "$line" | sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p')")
-  if [ -z "${urls[$n]}" ]; then
-    echo "replica $n did not start: ${line:-nothing}" >&2
-    cat "$work/err$n" >&2
-    exit 1
-  fi
-}
-
-cookie_of() {
-  curl -fsS -D - -o /dev/null -H 'content-type: application/json' \
-    -d '{"role":"controller"}' "$1/api/session" |
-    tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n1
+  spawn "$work" "$bin" --demo --model scripted --database "$(pg_url "$1")" \
+    --session-secret "$secret" --listen 127.0.0.1:0 --max-concurrent-steps 1024
 }
 
 # run LABEL URL… → one wrk per URL at once; prints the summed steps/s, p50 and errors.
@@ -79,7 +55,7 @@ run() {
   local label=$1 i=0 url
   shift
   local cookie
-  cookie=$(cookie_of "$1")
+  cookie=$(sign_in "$1")
   local loads=()
   for url in "$@"; do
     BENCH_BODY="$body" BENCH_MODE=fresh BENCH_COOKIE="$cookie" BENCH_OUT="$work/$label-$i.json" \
@@ -97,7 +73,7 @@ run() {
   ' "$label"
 }
 
-as_pg "$pg_bin/psql" -h "$work/pg" -p "$port" -U postgres -qc 'CREATE DATABASE one' -c 'CREATE DATABASE many' >/dev/null
+pg_createdb "$work" one many
 start_replica one
 single=("${urls[0]}")
 for _ in $(seq 1 "$replicas"); do start_replica many; done
