@@ -1,7 +1,8 @@
 //! Throughput of the protocol's hot paths on real traffic: request decoding (recorded
 //! requests, and Carla's with its history grown to 2, 200 and 400 messages), NDJSON frame
-//! decoding and encoding, and wire-name assignment. Run with `cargo bench -p dpas-protocol`.
-//! Figures are the CPU time a call takes, printed, never asserted (machines are noisy).
+//! decoding and encoding, and wire-name assignment. Run with `cargo bench -p dpas-protocol`;
+//! `-- WORD` runs only the cases whose names contain WORD (`-- 400` for the 400-message
+//! request, e.g. under `perf record`). Figures are the CPU time a call takes, printed, never asserted (machines are noisy).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -86,7 +87,22 @@ fn measure(mut f: impl FnMut()) -> Duration {
     elapsed(start) / n
 }
 
-fn report(name: &str, bytes: usize, per_call: Duration) {
+/// Whether the case `name` runs: the arguments other than cargo's `--bench` are words, and a
+/// case runs when it has one of them in its name, or when there are none.
+fn selected(name: &str) -> bool {
+    let mut words = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .peekable();
+    words.peek().is_none() || words.any(|word| name.contains(&word))
+}
+
+/// Prints what `f` costs a call and the MB/s over `bytes`, when the case `name` is selected.
+fn report(name: &str, bytes: usize, f: impl FnMut()) {
+    if !selected(name) {
+        return;
+    }
+    let per_call = measure(f);
     let mb_s = bytes as f64 / per_call.as_secs_f64() / 1e6;
     println!(
         "{name:<44} {:>10.2} µs/op {:>9.1} MB/s ({bytes} bytes)",
@@ -97,13 +113,9 @@ fn report(name: &str, bytes: usize, per_call: Duration) {
 
 /// Prints how long `decode_request` takes on `request`, and its MB/s.
 fn report_decode(name: &str, request: &[u8]) {
-    report(
-        name,
-        request.len(),
-        measure(|| {
-            black_box(decode_request(black_box(request)).expect("decodes"));
-        }),
-    );
+    report(name, request.len(), || {
+        black_box(decode_request(black_box(request)).expect("decodes"));
+    });
 }
 
 fn main() {
@@ -125,47 +137,35 @@ fn main() {
     report(
         "NDJSON decode, whole body (Carla step 0)",
         body.len(),
-        measure(|| {
+        || {
             let (frames, end) = decode_all(black_box(&body));
             black_box((frames, end.is_ok()));
-        }),
+        },
     );
-    report(
-        "NDJSON decode, 64-byte chunks",
-        body.len(),
-        measure(|| {
-            let mut decoder = FrameDecoder::new();
-            let mut out = Vec::new();
-            for chunk in body.chunks(64) {
-                decoder.push_into(chunk, &mut out);
-            }
-            black_box(out);
-        }),
-    );
+    report("NDJSON decode, 64-byte chunks", body.len(), || {
+        let mut decoder = FrameDecoder::new();
+        let mut out = Vec::new();
+        for chunk in body.chunks(64) {
+            decoder.push_into(chunk, &mut out);
+        }
+        black_box(out);
+    });
 
     let (frames, _) = decode_all(&body);
     let mut buf = Vec::with_capacity(body.len());
-    report(
-        "NDJSON encode (Carla step 0)",
-        body.len(),
-        measure(|| {
-            buf.clear();
-            for f in &frames {
-                encode_frame_into(f, &mut buf);
-            }
-            black_box(&buf);
-        }),
-    );
+    report("NDJSON encode (Carla step 0)", body.len(), || {
+        buf.clear();
+        for f in &frames {
+            encode_frame_into(f, &mut buf);
+        }
+        black_box(&buf);
+    });
 
     let ids: Vec<String> = (0..192)
         .map(|i| format!("view:screen-{}.component.capability{i}", i % 7))
         .collect();
     let keys: Vec<WireKey<'_>> = ids.iter().map(|id| WireKey::new(id, None)).collect();
-    report(
-        "assign_wire_names (192 ids)",
-        0,
-        measure(|| {
-            black_box(assign_wire_names(black_box(&keys)));
-        }),
-    );
+    report("assign_wire_names (192 ids)", 0, || {
+        black_box(assign_wire_names(black_box(&keys)));
+    });
 }
