@@ -2,7 +2,7 @@
 //! as the body parsed into a `Value` first decides it (`decode_request_value`, each message
 //! through serde's derive), over generated histories: both message forms, roles in every
 //! form serde accepts or refuses, repeated and unknown keys, text and part contents, values a
-//! `Value` parse refuses, under good and bad versions.
+//! `Value` parse refuses, bytes that are not UTF-8, under good and bad versions.
 #![cfg(feature = "server")]
 
 use dpas_protocol::{decode_request, decode_request_value, ChatStepRequest, HostErrorCode};
@@ -11,6 +11,10 @@ use serde_json::Value;
 
 /// JSON texts that a `Value` parse refuses.
 const REFUSED: [&str; 3] = ["1e400", r#""\ud800""#, "[1,]"];
+
+/// Byte sequences that are not UTF-8: a lone continuation byte, a lead byte without its
+/// continuation, an overlong encoding, a surrogate's encoding, a byte UTF-8 never uses.
+const NOT_UTF8: [&[u8]; 5] = [b"\x80", b"\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xff"];
 
 fn string() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
@@ -215,6 +219,19 @@ proptest! {
     ) {
         let again = again.map(array);
         assert_as_parsed(&body(version, &array(messages), again.as_deref()))?;
+    }
+
+    #[test]
+    fn a_body_with_bytes_that_are_not_utf8_is_read_as_a_parsed_value_decides_it(
+        messages in prop::collection::vec(message(), 1..3),
+        bytes in prop::sample::select(NOT_UTF8.to_vec()),
+        at in any::<prop::sample::Index>(),
+    ) {
+        // The bytes go anywhere: inside a string, between tokens, after the body.
+        let mut body = body("2", &array(messages), None);
+        let at = at.index(body.len() + 1);
+        body.splice(at..at, bytes.iter().copied());
+        assert_as_parsed(&body)?;
     }
 
     #[test]

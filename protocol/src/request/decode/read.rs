@@ -36,7 +36,11 @@ const MAX_NESTING: usize = 127;
 /// Reads `body`; an error when it is not one JSON object (a `Value` parse would fail, or
 /// would not give an object).
 pub(super) fn fields(body: &[u8]) -> serde_json::Result<Fields> {
-    let mut de = serde_json::Deserializer::from_slice(body);
+    // Checked as UTF-8 once, not string by string: a `Value` parse refuses a body that is not
+    // UTF-8 (bytes outside strings are not JSON; those inside are checked), so this refuses
+    // no body it would accept.
+    let text = std::str::from_utf8(body).map_err(serde_json::Error::custom)?;
+    let mut de = serde_json::Deserializer::from_str(text);
     let fields = de.deserialize_map(Top)?;
     de.end()?;
     Ok(fields)
