@@ -14,9 +14,12 @@
 #   scripts/bench-vendor.sh                              # levels 100 1000 2500 5000
 #   BENCH_LEVELS="100 500" BENCH_STREAM_MS=2000 scripts/bench-vendor.sh
 #   BENCH_PEER=0 scripts/bench-vendor.sh                 # host-server only
+#
+# CARGO_TARGET_DIR is honoured (default: the workspace's target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+bins="$(realpath -m "${CARGO_TARGET_DIR:-target}")/server"
 # shellcheck source=scripts/lib/serve.sh
 . scripts/lib/serve.sh
 # shellcheck source=scripts/lib/bench.sh
@@ -72,7 +75,7 @@ ramp() {
 
 # A stand-in of its own for each side, so one side's streams never count in the other's.
 start_vendor() {
-  serve "$root/target/server/examples/vendor-stand-in" --stream-ms "$stream_ms"
+  serve "$bins/examples/vendor-stand-in" --stream-ms "$stream_ms"
   vendor_url=$url vendor_pid=$serve_pid
   pids+=("$vendor_pid")
 }
@@ -80,7 +83,7 @@ start_vendor() {
 echo "host-server…" >&2
 start_vendor
 # One signed-in user drives every connection: lift the per-user step limit.
-OPENAI_BASE_URL="$vendor_url/v1" serve "$root/target/server/host-server" --demo \
+OPENAI_BASE_URL="$vendor_url/v1" serve "$bins/host-server" --demo \
   --model openai:bench --database sqlite::memory: --listen 127.0.0.1:0 \
   --max-concurrent-steps 1000000 --model-timeout 120
 app_pid=$serve_pid
