@@ -18,6 +18,7 @@
 #   BENCH_LEVELS="100 500" BENCH_STREAM_MS=2000 scripts/bench-vendor.sh
 #   BENCH_PEER=0 scripts/bench-vendor.sh                 # host-server only
 #   BENCH_SERVER=/tmp/host-server.a scripts/bench-vendor.sh   # that binary, not a fresh build
+#   BENCH_VENDOR_HTTP2=1 scripts/bench-vendor.sh         # h2c to the stand-in: one connection
 #
 # CARGO_TARGET_DIR is honoured (default: the workspace's target/).
 set -euo pipefail
@@ -110,7 +111,8 @@ start_vendor
 # One signed-in user drives every connection: lift the per-user step limit.
 # A file, as a deployment's: an in-memory database grows with every finished step, which would
 # count as memory per step in flight.
-OPENAI_BASE_URL="$vendor_url/v1" serve "$server" --demo \
+OPENAI_BASE_URL="$vendor_url/v1" OPENAI_HTTP2_PRIOR_KNOWLEDGE="${BENCH_VENDOR_HTTP2:-0}" \
+  serve "$server" --demo \
   --model openai:bench --database "sqlite://$work/bench.db" --listen 127.0.0.1:0 \
   --max-concurrent-steps 1000000 --model-timeout 120
 trap cleanup EXIT
