@@ -19,6 +19,7 @@
 #   BENCH_PEER=0 scripts/bench-vendor.sh                 # host-server only
 #   BENCH_SERVER=/tmp/host-server.a scripts/bench-vendor.sh   # that binary, not a fresh build
 #   BENCH_VENDOR_HTTP2=1 scripts/bench-vendor.sh         # h2c to the stand-in: one connection
+#   BENCH_SECONDS=30 scripts/bench-vendor.sh             # each level's load, in seconds
 #
 # CARGO_TARGET_DIR is honoured (default: the workspace's target/).
 set -euo pipefail
@@ -84,8 +85,10 @@ ramp() {
     echo "  $label: $n steps in flight…" >&2
     echo 5 >"/proc/$app_pid/clear_refs"
     curl -fsS "$vendor_url/stats" >"$work/$label-$n-vendor-before.json"
-    # Three stream times per connection at least, and the connections' ramp-up on top.
-    local seconds=$(((stream_ms * 3) / 1000 + 4))
+    # Three stream times per connection at least, and the connections' ramp-up on top; a
+    # server slower than that at a level needs BENCH_SECONDS (a step longer than the load is
+    # never counted).
+    local seconds=${BENCH_SECONDS:-$(((stream_ms * 3) / 1000 + 4))}
     BENCH_BODY="$body" BENCH_MODE=fresh BENCH_RUN="$label-$n" BENCH_COOKIE="$cookie" BENCH_OUT="$work/$label-$n.json" \
       BENCH_THREADS=2 BENCH_COUNT_ERRORS=1 wrk -t2 -c"$n" -d"${seconds}s" --timeout 60s -s "$lua" "$url/agent/chat" \
       >"$work/$label-$n.txt" &
