@@ -24,7 +24,17 @@ const side = (label) => {
       idealRps: n / (streamMs / 1000),
       p50Ms: load.p50_ms,
       p99Ms: load.p99_ms,
-      errors: load.non2xx + load.socket_errors,
+      non2xx: load.non2xx,
+      // Answered 200, but the step's stream ends in an `error` frame (the vendor call failed).
+      errorFrames: load.error_frames,
+      errorCode: load.error_code || null,
+      // Answered from a step's record instead of run: 0 unless the ids were posted before.
+      replayed: load.replayed,
+      // wrk's connect errors: refused (or not accepted within its timeout).
+      refused: load.connect_errors,
+      otherSocketErrors: load.socket_errors - load.connect_errors,
+      // The most connections wrk held open at once: the level is real only when it reaches n.
+      heldConnections: read(`${label}-${n}-held`),
       vendorMaxInFlight: after?.maxInFlight ?? null,
       vendorRequests: after && before ? after.requests - before.requests : null,
       vendorStreamP99Ms: after?.streamP99Ms ?? null,
@@ -49,15 +59,15 @@ writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
 
 const f0 = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
 const f1 = (n) => (n == null ? "—" : n.toFixed(1));
-const rows = [["side", "in flight", "steps/s (ideal)", "p50 ms", "p99 ms", "overhead p99 ms", "errors", "vendor max in flight", "RSS above idle MB", "KB per step in flight"]];
+const rows = [["side", "in flight", "held", "steps/s (ideal)", "p50 ms", "p99 ms", "overhead p99 ms", "non-2xx", "error frames", "replayed", "refused", "other socket errors", "vendor max in flight", "RSS above idle MB", "KB per step in flight"]];
 for (const [label, figures] of [["host-server", result.ours], ["peer", result.peer]]) {
   for (const l of figures ?? []) {
     if (l.missing) {
-      rows.push([label, f0(l.inFlight), "no figures", "", "", "", "", "", "", ""]);
+      rows.push([label, f0(l.inFlight), "no figures", ...Array(12).fill("")]);
       continue;
     }
-    rows.push([label, f0(l.inFlight), `${f0(l.rps)} (${f0(l.idealRps)})`, f0(l.p50Ms), f0(l.p99Ms), f0(l.overheadP99Ms),
-      f0(l.errors), f0(l.vendorMaxInFlight), f1(l.rssAboveIdleMb), f1(l.kbPerStepInFlight)]);
+    rows.push([label, f0(l.inFlight), f0(l.heldConnections), `${f0(l.rps)} (${f0(l.idealRps)})`, f0(l.p50Ms), f0(l.p99Ms),
+      f0(l.overheadP99Ms), f0(l.non2xx), l.errorFrames ? `${f0(l.errorFrames)} ${l.errorCode ?? ""}`.trim() : f0(l.errorFrames), f0(l.replayed), f0(l.refused), f0(l.otherSocketErrors), f0(l.vendorMaxInFlight), f1(l.rssAboveIdleMb), f1(l.kbPerStepInFlight)]);
   }
 }
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));

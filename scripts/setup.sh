@@ -61,11 +61,13 @@ for dir in $dirs; do
   fi
 done
 
-# 5. wrk, the load generator of scripts/bench.sh (never run by CI's tests).
-if all && ! command -v wrk >/dev/null; then
-  say "installing wrk"
+# 5. wrk, the load generator of scripts/bench.sh (never run by CI's tests), and ss (iproute2),
+#    which the server suite reads a listening socket's backlog with and bench-vendor.sh counts
+#    held connections with.
+if all && { ! command -v wrk >/dev/null || ! command -v ss >/dev/null; }; then
+  say "installing wrk and iproute2"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk iproute2
 fi
 
 # 6. PostgreSQL's server binaries, from Debian: the PostgreSQL tests start throwaway clusters

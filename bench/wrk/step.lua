@@ -11,7 +11,8 @@
 -- answered from its record instead of run. BENCH_MODE=replay posts exactly that: one step of
 -- a conversation per wrk thread, the same body every time, so every request after the
 -- thread's first is answered from the step's record (`dpas-step-replay: true`, counted as
--- `replayed`). At the end it writes the figures as JSON to BENCH_OUT.
+-- `replayed`). BENCH_MODE=fresh with BENCH_COUNT_ERRORS=1 counts the answers whose stream
+-- carries an `error` frame. At the end it writes the figures as JSON to BENCH_OUT.
 
 local body_file = os.getenv("BENCH_BODY")
 local mode = os.getenv("BENCH_MODE") or "same"
@@ -20,6 +21,9 @@ local fixed = os.getenv("BENCH_CONVERSATION")
 local per_conversation = tonumber(os.getenv("BENCH_STEPS_PER_CONVERSATION") or "133")
 local first_generation = tonumber(os.getenv("BENCH_GENERATION") or "0")
 local wrk_threads = tonumber(os.getenv("BENCH_THREADS") or "1")
+-- Fresh ids carry the run's tag (BENCH_RUN, else the start's second): a second load at the same
+-- server would otherwise post the first one's ids again and be answered from their records.
+local run = os.getenv("BENCH_RUN") or tostring(os.time())
 
 local threads = {}
 local counter = 1
@@ -62,8 +66,8 @@ function request()
   end
   if mode == "fresh" then
     n = n + 1
-    local turn = "trn_b" .. tid .. "_" .. n
-    return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. tid .. "_" .. n .. middle .. turn .. suffix)
+    local turn = "trn_b" .. run .. "_" .. tid .. "_" .. n
+    return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. run .. "_" .. tid .. "_" .. n .. middle .. turn .. suffix)
   end
   generation = first_generation + math.floor(sent / share)
   sent = sent + 1
@@ -89,11 +93,30 @@ if mode == "same" then
   end
 end
 
+-- With BENCH_COUNT_ERRORS=1, a fresh step answered 200 whose stream carries an `error` frame
+-- (the model call failed or timed out) is counted, with the code of the last one seen.
+failed, failed_code = 0, ""
+if mode == "fresh" and os.getenv("BENCH_COUNT_ERRORS") == "1" then
+  function response(status, headers, body)
+    if headers["dpas-step-replay"] == "true" or headers["Dpas-Step-Replay"] == "true" then
+      replayed = replayed + 1
+    end
+    local at = body:find('"type":"error"', 1, true)
+    if at then
+      failed = failed + 1
+      failed_code = body:match('"code":"([%u_]+)"', at) or failed_code
+    end
+  end
+end
+
 function done(summary, latency, requests)
   if not out then return end
-  local not_stored, last_generation, replays = 0, first_generation, 0
+  local not_stored, last_generation, replays, failures, failure_code = 0, first_generation, 0, 0, ""
   for _, t in ipairs(threads) do
     not_stored = not_stored + (t:get("full") or 0)
+    failures = failures + (t:get("failed") or 0)
+    local code = t:get("failed_code")
+    if code and code ~= "" then failure_code = code end
     replays = replays + (t:get("replayed") or 0)
     last_generation = math.max(last_generation, t:get("generation") or 0)
   end
@@ -101,9 +124,10 @@ function done(summary, latency, requests)
   local seconds = summary.duration / 1e6
   local e = summary.errors
   f:write(string.format(
-    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d,"not_stored":%d,"generation":%d,"replayed":%d}\n',
+    '{"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,"non2xx":%d,"socket_errors":%d,"connect_errors":%d,"not_stored":%d,"generation":%d,"replayed":%d,"error_frames":%d,"error_code":"%s"}\n',
     summary.requests, seconds, summary.requests / seconds,
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-    e.status, e.connect + e.read + e.write + e.timeout, not_stored, last_generation, replays))
+    e.status, e.connect + e.read + e.write + e.timeout, e.connect, not_stored, last_generation, replays,
+    failures, failure_code))
   f:close()
 end

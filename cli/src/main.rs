@@ -115,7 +115,7 @@ async fn run(
     files: AppFiles,
     traces: Option<String>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = TcpListener::bind(config.listen)?;
+    let listener = lifecycle::bind_listener(config.listen, config.listen_backlog)?;
     let addr = listener.local_addr()?;
     let metrics = match config.metrics_listen {
         Some(at) => Some(serve_metrics(TcpListener::bind(at)?)?),

@@ -237,7 +237,7 @@ pub fn spawn_run<C: 'static>(mut run: StepRun, sink: FrameSink, closing: C) {
     tokio::task::spawn_local(async move {
         run.run(sink).await;
         if let Some(recording) = recording {
-            recording.finish().await;
+            Box::pin(recording.finish()).await;
         }
         drop(permit);
         drop(closing);

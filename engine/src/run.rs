@@ -471,6 +471,9 @@ impl StepRun {
         self.run_traced(sink).instrument(span).await;
     }
 
+    /// The phases around the model's stream (budgets, server calls, tool calls, the end) are
+    /// boxed: a spawned run's task is as large as its largest state, and it lives for the
+    /// whole stream, so what only runs between streams is allocated only while it runs.
     async fn run_traced(mut self, sink: FrameSink) {
         let metrics = StepMetrics::start();
         sink.send_step_start(&self.request, &self.composition).await;
@@ -492,7 +495,7 @@ impl StepRun {
                 break;
             }
             if let Some(Err(frames)) = match meter.as_mut() {
-                Some(m) => Some(m.admit(model_step, self.correlation()).await),
+                Some(m) => Some(Box::pin(m.admit(model_step, self.correlation())).await),
                 None => None,
             } {
                 for frame in frames {
@@ -517,7 +520,8 @@ impl StepRun {
                 let tools = calls
                     .filter(|r| r.executor.is_some())
                     .map(|r| r.canonical_id.as_str());
-                if let Some(frame) = m.settle(used, tools, self.correlation()).await {
+                let settled = Box::pin(m.settle(used, tools, self.correlation())).await;
+                if let Some(frame) = settled {
                     self.emit(&sink, frame).await;
                 }
             }
@@ -529,8 +533,7 @@ impl StepRun {
                 finish_reason = "cancelled".into();
                 break;
             }
-            self.execute_server_calls(&sink, &mut history, first_new_call)
-                .await;
+            Box::pin(self.execute_server_calls(&sink, &mut history, first_new_call)).await;
             let new_calls = &history.records[first_new_call..];
             if new_calls.is_empty()
                 || new_calls
@@ -547,10 +550,23 @@ impl StepRun {
             }
         }
         history.flush();
+        Box::pin(self.end(&sink, history, usage, finish_reason, metrics)).await;
+    }
+
+    /// The run's end once the model is done: open calls settled, usage, the thread written,
+    /// `step-finish`.
+    async fn end(
+        &mut self,
+        sink: &FrameSink,
+        mut history: History,
+        usage: UsageAccumulator,
+        finish_reason: String,
+        metrics: StepMetrics,
+    ) {
         if finish_reason == "cancelled" {
-            self.settle_cancelled(&sink, &mut history).await;
+            self.settle_cancelled(sink, &mut history).await;
         }
-        self.settle_orphans(&sink, &mut history).await;
+        self.settle_orphans(sink, &mut history).await;
 
         let usage = usage.finish();
         if let Some(u) = usage {
@@ -561,10 +577,10 @@ impl StepRun {
                 correlation: Some(self.correlation()),
                 data: Some(serde_json::to_value(u).unwrap_or(Value::Null)),
             });
-            self.emit(&sink, frame).await;
+            self.emit(sink, frame).await;
         }
         if let Some(frame) = self.persist(&history, usage.as_ref()).await {
-            self.emit(&sink, frame).await;
+            self.emit(sink, frame).await;
         }
         let pending = history
             .records
@@ -585,7 +601,7 @@ impl StepRun {
             pending_tool_calls: pending,
             usage,
         });
-        self.emit(&sink, finish).await;
+        self.emit(sink, finish).await;
         let dropped = self.audit.dropped();
         if dropped > 0 {
             sink.send(&host_inspector::dropped(dropped, self.correlation()))
@@ -671,7 +687,9 @@ impl StepRun {
                         .reasoning
                         .push(ContentPart::Reasoning { text, extra });
                 }
-                ModelEvent::ToolCall(call) => self.on_tool_call(sink, history, call).await,
+                ModelEvent::ToolCall(call) => {
+                    Box::pin(self.on_tool_call(sink, history, call)).await
+                }
                 ModelEvent::Finish {
                     reason,
                     usage: report,

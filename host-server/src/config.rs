@@ -23,6 +23,8 @@ pub const DEFAULT_APPROVAL_RETENTION_SECS: u64 = 7 * 24 * 3600;
 pub const DEFAULT_STEP_RETENTION_SECS: u64 = 600;
 /// Default time in-flight steps get to finish after SIGTERM, in seconds.
 pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 30;
+/// Default length of the listening socket's queue of connections not yet accepted.
+pub const DEFAULT_LISTEN_BACKLOG: u32 = 2048;
 
 pub use crate::auth::config::{
     AuthConfig, AuthKind, ClaimNames, IdentityArgs, IdentityError, JwtConfig, JwtKeys, ProxyConfig,
@@ -38,6 +40,10 @@ pub struct Cli {
     /// Address to listen on.
     #[arg(long, env = "DPAS_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Connections the listening socket queues before they are accepted (the kernel caps it
+    /// at `net.core.somaxconn`).
+    #[arg(long, env = "DPAS_LISTEN_BACKLOG", default_value_t = DEFAULT_LISTEN_BACKLOG, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub listen_backlog: u32,
     /// Database URL (SQLite); `sqlite::memory:` keeps everything in memory.
     #[arg(long, env = "DPAS_DATABASE_URL")]
     pub database: Option<String>,
@@ -251,6 +257,8 @@ pub enum SessionSecret {
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub listen: SocketAddr,
+    /// `--listen-backlog`: the listening socket's queue of connections not yet accepted.
+    pub listen_backlog: u32,
     pub database_url: String,
     /// The default model.
     pub model: ModelSpec,
@@ -384,6 +392,7 @@ impl ServerConfig {
         }
         Ok(Self {
             listen: cli.listen,
+            listen_backlog: cli.listen_backlog,
             database_url,
             model,
             more_models,
@@ -421,6 +430,7 @@ impl ServerConfig {
     pub fn for_tests(secret: &str) -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            listen_backlog: DEFAULT_LISTEN_BACKLOG,
             database_url: "sqlite::memory:".to_owned(),
             model: ModelSpec::Scripted { script: None },
             more_models: Vec::new(),

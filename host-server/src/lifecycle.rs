@@ -6,7 +6,7 @@
 //! stops new connections, waits for the runs up to the deadline, cuts the rest (they settle
 //! their open calls and persist, see `dpas_engine::run`), and only then stops the server.
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
 use actix_web::dev::Server;
@@ -111,6 +111,18 @@ pub async fn serve_until_drained(
         Ok(result) => result,
         Err(e) => Err(std::io::Error::other(e)),
     }
+}
+
+/// A socket listening on `addr` with a queue of `backlog` connections not yet accepted (std's
+/// `TcpListener::bind` fixes it at 128), for `HttpServer::listen`. Address reuse is on, as
+/// std's bind has it, so a restart binds while the old process's connections linger.
+pub fn bind_listener(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    Ok(socket.into())
 }
 
 /// Makes a listening socket refuse new connections while the server's accept loop (paused)

@@ -185,7 +185,8 @@ async fn main() -> std::io::Result<()> {
     if let Some(workers) = args.workers {
         server = server.workers(workers);
     }
-    let server = server.bind(&args.listen)?;
+    // HTTP/1.1 or h2c, whichever the client's first bytes speak.
+    let server = server.bind_auto_h2c(&args.listen)?;
     let addr = server.addrs()[0];
     println!("listening on http://{addr}");
     server.run().await

@@ -128,6 +128,7 @@ impl SlowVendor {
                 delays: Vec::new(),
                 max_retry_after: Duration::from_millis(5),
             },
+            http2_prior_knowledge: false,
         };
         Arc::new(
             dpas_model::OpenAiProvider::new(dpas_model::OpenAiConfig {

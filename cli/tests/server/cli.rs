@@ -67,6 +67,39 @@ async fn the_binary_prints_its_startup_line_and_serves() {
     );
 }
 
+/// `--listen-backlog` sizes the listening socket's queue (read back from the kernel with `ss`,
+/// whose Send-Q column is a listening socket's backlog) and the server serves on it; 0 is
+/// refused at start.
+#[actix_web::test]
+async fn the_listen_backlog_flag_sizes_the_socket_and_the_server_serves() {
+    let server = crate::lifecycle::Process::start(&[
+        "--demo",
+        "--database",
+        "sqlite::memory:",
+        "--listen-backlog",
+        "300",
+    ]);
+    let port = server.addr.rsplit_once(':').expect("host:port").1;
+    let ss = Command::new("ss")
+        .args(["-Hltn", &format!("sport = :{port}")])
+        .output()
+        .expect("ss (iproute2, scripts/setup.sh installs it)");
+    let listing = String::from_utf8_lossy(&ss.stdout);
+    // State, Recv-Q, Send-Q (the backlog), local address, peer address.
+    let columns: Vec<&str> = listing.split_whitespace().collect();
+    assert_eq!(columns.get(2), Some(&"300"), "ss: {listing}");
+    let health = reqwest::get(server.url("/api/health"))
+        .await
+        .expect("health answers");
+    assert_eq!(health.status(), 200);
+
+    let out = clean_command()
+        .args(["--demo", "--listen-backlog", "0"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "a backlog of 0 is refused");
+}
+
 #[test]
 fn flags_are_validated_with_environment_fallbacks() {
     let out = clean_command()

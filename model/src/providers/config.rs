@@ -12,6 +12,9 @@ pub struct HttpSettings {
     /// Limit on receiving the response status and headers of one attempt.
     pub response_timeout: Duration,
     pub retry: RetryPolicy,
+    /// Speak HTTP/2 from the first byte to a plaintext (`http://`) vendor, which multiplexes
+    /// every stream in flight on one connection; over TLS HTTP/2 is chosen by ALPN anyway.
+    pub http2_prior_knowledge: bool,
 }
 
 impl Default for HttpSettings {
@@ -20,6 +23,7 @@ impl Default for HttpSettings {
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            http2_prior_knowledge: false,
         }
     }
 }
@@ -71,6 +75,8 @@ pub enum ProviderConfigError {
     InvalidBaseUrl { var: &'static str },
     #[error("{var} must be a positive whole number")]
     InvalidNumber { var: &'static str },
+    #[error("{var} must be true or false")]
+    InvalidFlag { var: &'static str },
     #[error("the HTTP client could not be built")]
     HttpClient,
 }

@@ -30,6 +30,9 @@ pub(crate) fn client(settings: &HttpSettings, base_url: &str) -> Result<Client, 
         // A local server (Ollama, llama.cpp, a test stand-in) is never reached through a proxy.
         builder = builder.no_proxy();
     }
+    if settings.http2_prior_knowledge {
+        builder = builder.http2_prior_knowledge();
+    }
     builder.build()
 }
 

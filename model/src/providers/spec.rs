@@ -63,19 +63,27 @@ impl VendorSpec {
         format!("{}/{}", self.vendor.id_prefix(), self.model)
     }
 
-    /// A provider for this model, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL` or
-    /// `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` / `ANTHROPIC_MAX_TOKENS` /
+    /// A provider for this model, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL` /
+    /// `OPENAI_HTTP2_PRIOR_KNOWLEDGE` or `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` /
+    /// `ANTHROPIC_HTTP2_PRIOR_KNOWLEDGE` / `ANTHROPIC_MAX_TOKENS` /
     /// `ANTHROPIC_THINKING_BUDGET` through `env` (empty values count as unset).
     pub fn provider(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
-        http: HttpSettings,
+        mut http: HttpSettings,
     ) -> Result<Arc<dyn ModelProvider>, ProviderConfigError> {
         let var = |name: &str| {
             env(name)
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
         };
+        let h2 = match self.vendor {
+            Vendor::OpenAi => "OPENAI_HTTP2_PRIOR_KNOWLEDGE",
+            Vendor::Anthropic => "ANTHROPIC_HTTP2_PRIOR_KNOWLEDGE",
+        };
+        if let Some(on) = flag(var(h2), h2)? {
+            http.http2_prior_knowledge = on;
+        }
         match self.vendor {
             Vendor::OpenAi => {
                 let base_url = var("OPENAI_BASE_URL");
@@ -199,6 +207,16 @@ fn number(value: Option<String>, var: &'static str) -> Result<Option<u32>, Provi
     }
 }
 
+/// `true`/`1` or `false`/`0`, unset as `None`.
+fn flag(value: Option<String>, var: &'static str) -> Result<Option<bool>, ProviderConfigError> {
+    match value.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None => Ok(None),
+        Some("true" | "1") => Ok(Some(true)),
+        Some("false" | "0") => Ok(Some(false)),
+        Some(_) => Err(ProviderConfigError::InvalidFlag { var }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +228,35 @@ mod tests {
                 .find(|(k, _)| *k == name)
                 .map(|(_, v)| (*v).to_owned())
         }
+    }
+
+    #[test]
+    fn the_http2_prior_knowledge_variable_is_a_checked_flag() {
+        let spec = VendorSpec::parse("openai:m").unwrap();
+        let http = HttpSettings::default;
+        let base = ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+        for on in ["true", "1", "FALSE", "0", ""] {
+            let vars = [base, ("OPENAI_HTTP2_PRIOR_KNOWLEDGE", on)];
+            assert!(spec.provider(&env(&vars), http()).is_ok(), "{on:?}");
+        }
+        let vars = [base, ("OPENAI_HTTP2_PRIOR_KNOWLEDGE", "yes please")];
+        assert!(matches!(
+            spec.provider(&env(&vars), http()),
+            Err(ProviderConfigError::InvalidFlag {
+                var: "OPENAI_HTTP2_PRIOR_KNOWLEDGE"
+            })
+        ));
+        let claude = VendorSpec::parse("anthropic:m").unwrap();
+        let vars = [
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_HTTP2_PRIOR_KNOWLEDGE", "2"),
+        ];
+        assert!(matches!(
+            claude.provider(&env(&vars), http()),
+            Err(ProviderConfigError::InvalidFlag {
+                var: "ANTHROPIC_HTTP2_PRIOR_KNOWLEDGE"
+            })
+        ));
     }
 
     #[test]

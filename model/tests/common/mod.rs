@@ -335,6 +335,7 @@ pub fn fast_http() -> HttpSettings {
             delays: vec![Duration::from_millis(1), Duration::from_millis(1)],
             max_retry_after: Duration::from_millis(5),
         },
+        http2_prior_knowledge: false,
     }
 }
 
