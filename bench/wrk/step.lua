@@ -1,5 +1,9 @@
 -- wrk script for scripts/bench.sh: POSTs the step request in BENCH_BODY with the session cookie
--- in BENCH_COOKIE. BENCH_MODE=fresh gives every request a conversation id of its own;
+-- in BENCH_COOKIE. BENCH_MODE=fresh gives every request a conversation id of its own, unique
+-- beyond this run too (each wrk thread's ids carry a random tag): a load after another on the
+-- same server, or beside another on a replica sharing its database, posts ids never posted
+-- before, not a step answered from an earlier one's record or refused for another body
+-- (`STEP_CONFLICT`);
 -- BENCH_MODE=same posts every request into one conversation (BENCH_CONVERSATION, else the
 -- file's id) until it holds BENCH_STEPS_PER_CONVERSATION steps, then into the next one
 -- (`<id>_1`, `<id>_2`, … from BENCH_GENERATION on): a stored thread is capped (400 messages),
@@ -23,6 +27,17 @@ local wrk_threads = tonumber(os.getenv("BENCH_THREADS") or "1")
 
 local threads = {}
 local counter = 1
+
+-- random_tag() → 8 hex digits from the kernel's random source.
+local function random_tag()
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local bytes = f:read(4)
+  f:close()
+  return (bytes:gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+-- This thread's tag (each wrk thread runs the script in a Lua state of its own).
+local run = random_tag()
 
 function setup(thread)
   thread:set("tid", counter)
@@ -63,7 +78,8 @@ function request()
   if mode == "fresh" then
     n = n + 1
     local turn = "trn_b" .. tid .. "_" .. n
-    return wrk.format(nil, nil, nil, prefix .. "cnv_b" .. tid .. "_" .. n .. middle .. turn .. suffix)
+    local conversation = "cnv_b" .. run .. "_" .. tid .. "_" .. n
+    return wrk.format(nil, nil, nil, prefix .. conversation .. middle .. turn .. suffix)
   end
   generation = first_generation + math.floor(sent / share)
   sent = sent + 1
