@@ -11,9 +11,11 @@
 #
 #   scripts/bench-curves.sh               # 5 s per point; about 3 minutes once built
 #   BENCH_SECONDS=10 BENCH_PEER=0 scripts/bench-curves.sh
+# CARGO_TARGET_DIR is honoured (default: the workspace's target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/server/host-server"
 # shellcheck source=scripts/lib/serve.sh
 . scripts/lib/serve.sh
 # shellcheck source=scripts/lib/bench.sh
@@ -81,7 +83,7 @@ curves() {
 }
 
 echo "host-server…" >&2
-serve "$root/target/server/host-server" --demo --model scripted --database sqlite::memory: \
+serve "$bin" --demo --model scripted --database sqlite::memory: \
   --listen 127.0.0.1:0 --max-concurrent-steps 1024
 curves ours
 kill "$serve_pid"

@@ -1,5 +1,9 @@
 -- wrk script for scripts/bench.sh: POSTs the step request in BENCH_BODY with the session cookie
--- in BENCH_COOKIE. BENCH_MODE=fresh gives every request a conversation id of its own;
+-- in BENCH_COOKIE. BENCH_MODE=fresh gives every request a conversation id of its own, unique
+-- beyond this run too (each wrk thread's ids carry a random tag, after BENCH_RUN when set): a
+-- load after another on the same server, or beside another on a replica sharing its database,
+-- posts ids never posted before, not a step answered from an earlier one's record or refused
+-- for another body (`STEP_CONFLICT`);
 -- BENCH_MODE=same posts every request into one conversation (BENCH_CONVERSATION, else the
 -- file's id) until it holds BENCH_STEPS_PER_CONVERSATION steps, then into the next one
 -- (`<id>_1`, `<id>_2`, … from BENCH_GENERATION on): a stored thread is capped (400 messages),
@@ -21,9 +25,16 @@ local fixed = os.getenv("BENCH_CONVERSATION")
 local per_conversation = tonumber(os.getenv("BENCH_STEPS_PER_CONVERSATION") or "133")
 local first_generation = tonumber(os.getenv("BENCH_GENERATION") or "0")
 local wrk_threads = tonumber(os.getenv("BENCH_THREADS") or "1")
--- Fresh ids carry the run's tag (BENCH_RUN, else the start's second): a second load at the same
--- server would otherwise post the first one's ids again and be answered from their records.
-local run = os.getenv("BENCH_RUN") or tostring(os.time())
+-- random_tag() → 8 hex digits from the kernel's random source.
+local function random_tag()
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local bytes = f:read(4)
+  f:close()
+  return (bytes:gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+-- This thread's tag (each wrk thread runs the script in a Lua state of its own).
+local run = (os.getenv("BENCH_RUN") or "") .. random_tag()
 
 local threads = {}
 local counter = 1
