@@ -332,6 +332,10 @@ fn memdb() -> (String, String) {
     )
 }
 
+/// How long a PostgreSQL connection may sit idle in the pool before it is pinged on its next
+/// acquire (a failed ping closes it and the pool opens another).
+const PING_AFTER_IDLE: Duration = Duration::from_secs(10);
+
 /// Opens the database the URL names (creating a SQLite file if needed) and applies the
 /// migrations. A PostgreSQL database that does not answer within a few seconds fails.
 pub async fn connect(url: &str) -> Result<Db, DbError> {
@@ -343,8 +347,10 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
     // `test_before_acquire(false)` on SQLite: its ping only asks sqlx's worker thread whether
     // it is alive (a round trip per statement on the pool, no I/O). A SQLite connection is an
     // in-process handle with no socket or server to lose (a transaction dropped mid-way
-    // queues its rollback on that worker ahead of any later statement). PostgreSQL
-    // keeps the test: its server may drop an idle connection.
+    // queues its rollback on that worker ahead of any later statement). On PostgreSQL, whose
+    // server may drop an idle connection, a connection is pinged before use only when it
+    // has been idle for [`PING_AFTER_IDLE`]: one in steady use answered a statement moments
+    // ago, and a ping on every acquire was a round trip for each of a step's statements.
     let mut direct = None;
     let pool = match backend {
         Backend::Sqlite if is_memory(url) => {
@@ -374,6 +380,15 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
         }
         Backend::Postgres => AnyPoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_AFTER_IDLE {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .acquire_timeout(Duration::from_secs(5))
             .connect(url)
             .await
