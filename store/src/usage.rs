@@ -172,6 +172,12 @@ impl SqlUsageStore {
         spent: Spent,
         rows: &[UsageRow],
     ) -> Result<Vec<Left>, sqlx::Error> {
+        if scopes.is_empty() {
+            // No budget to settle: the rows are one statement, which commits by itself.
+            let mut conn = self.db.conn().await?;
+            add_rows(&mut conn, rows).await?;
+            return Ok(Vec::new());
+        }
         let mut conn = self.db.transaction().await?;
         let mut lefts = Vec::with_capacity(scopes.len());
         let (tokens, usd) = (int(spent.tokens), int(spent.nano_usd));
@@ -205,35 +211,7 @@ impl SqlUsageStore {
                 ledger(&self.db, &mut conn, &scope.key).await?,
             ));
         }
-        for row in rows {
-            let args: [Arg<'_>; 11] = [
-                row.tenant.as_str().into(),
-                row.actor.as_str().into(),
-                row.day.as_str().into(),
-                row.model.as_str().into(),
-                row.tool.as_str().into(),
-                int(row.input_tokens).into(),
-                int(row.cached_input_tokens).into(),
-                int(row.output_tokens).into(),
-                int(row.total_tokens).into(),
-                int(row.nano_usd).into(),
-                int(row.calls).into(),
-            ];
-            conn.execute(
-                "INSERT INTO usage_rows (tenant, actor, day, model, tool, input_tokens, \
-                 cached_input_tokens, output_tokens, total_tokens, nano_usd, calls) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-                 ON CONFLICT (tenant, actor, day, model, tool) DO UPDATE SET \
-                 input_tokens = usage_rows.input_tokens + excluded.input_tokens, \
-                 cached_input_tokens = usage_rows.cached_input_tokens + excluded.cached_input_tokens, \
-                 output_tokens = usage_rows.output_tokens + excluded.output_tokens, \
-                 total_tokens = usage_rows.total_tokens + excluded.total_tokens, \
-                 nano_usd = usage_rows.nano_usd + excluded.nano_usd, \
-                 calls = usage_rows.calls + excluded.calls",
-                &args,
-            )
-            .await?;
-        }
+        add_rows(&mut conn, rows).await?;
         conn.commit().await?;
         Ok(lefts)
     }
@@ -274,6 +252,67 @@ impl SqlUsageStore {
         })
         .await
     }
+}
+
+/// Adds `rows` to their totals in one statement. Rows of one key are summed first (one
+/// statement may not upsert a row twice on PostgreSQL) and go in key order, so concurrent
+/// steps lock the rows they share in the same order.
+async fn add_rows(conn: &mut Conn, rows: &[UsageRow]) -> Result<(), sqlx::Error> {
+    fn key(r: &UsageRow) -> (&str, &str, &str, &str, &str) {
+        (&r.tenant, &r.actor, &r.day, &r.model, &r.tool)
+    }
+    let mut merged: Vec<UsageRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match merged.iter_mut().find(|m| key(m) == key(row)) {
+            Some(m) => {
+                m.input_tokens = m.input_tokens.saturating_add(row.input_tokens);
+                m.cached_input_tokens = m
+                    .cached_input_tokens
+                    .saturating_add(row.cached_input_tokens);
+                m.output_tokens = m.output_tokens.saturating_add(row.output_tokens);
+                m.total_tokens = m.total_tokens.saturating_add(row.total_tokens);
+                m.nano_usd = m.nano_usd.saturating_add(row.nano_usd);
+                m.calls = m.calls.saturating_add(row.calls);
+            }
+            None => merged.push(row.clone()),
+        }
+    }
+    if merged.is_empty() {
+        return Ok(());
+    }
+    merged.sort_by(|a, b| key(a).cmp(&key(b)));
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(merged.len() * 11);
+    for row in &merged {
+        let cells: [Arg<'_>; 11] = [
+            row.tenant.as_str().into(),
+            row.actor.as_str().into(),
+            row.day.as_str().into(),
+            row.model.as_str().into(),
+            row.tool.as_str().into(),
+            int(row.input_tokens).into(),
+            int(row.cached_input_tokens).into(),
+            int(row.output_tokens).into(),
+            int(row.total_tokens).into(),
+            int(row.nano_usd).into(),
+            int(row.calls).into(),
+        ];
+        args.extend(cells);
+    }
+    let sql = format!(
+        "INSERT INTO usage_rows (tenant, actor, day, model, tool, input_tokens, \
+         cached_input_tokens, output_tokens, total_tokens, nano_usd, calls) \
+         VALUES {} \
+         ON CONFLICT (tenant, actor, day, model, tool) DO UPDATE SET \
+         input_tokens = usage_rows.input_tokens + excluded.input_tokens, \
+         cached_input_tokens = usage_rows.cached_input_tokens + excluded.cached_input_tokens, \
+         output_tokens = usage_rows.output_tokens + excluded.output_tokens, \
+         total_tokens = usage_rows.total_tokens + excluded.total_tokens, \
+         nano_usd = usage_rows.nano_usd + excluded.nano_usd, \
+         calls = usage_rows.calls + excluded.calls",
+        Db::values_list(1, merged.len(), 11)
+    );
+    conn.execute(&sql, &args).await?;
+    Ok(())
 }
 
 impl UsageStore for SqlUsageStore {
@@ -399,5 +438,29 @@ mod tests {
             .await
             .unwrap()
             .is_empty());
+    }
+
+    #[tokio::test]
+    async fn one_statement_adds_a_steps_rows_with_repeated_keys_summed() {
+        let store = SqlUsageStore::new(crate::db::connect("sqlite::memory:").await.unwrap());
+        let step = [
+            row("a", "view:x", 0),
+            row("a", "", 7),
+            row("a", "view:x", 0),
+            row("a", "domain:y", 0),
+        ];
+        for _ in 0..2 {
+            let left = store
+                .settle(&[], "", Spent::default(), &step)
+                .await
+                .unwrap();
+            assert!(left.is_empty());
+        }
+        let rows = store.rows(Some("a"), None).await.unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.tool.as_str(), r.input_tokens, r.calls))
+            .collect();
+        assert_eq!(got, [("", 14, 2), ("domain:y", 0, 2), ("view:x", 0, 4)]);
     }
 }
