@@ -122,6 +122,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "step cancel",
         include_str!("../migrations/sqlite/0011_step_cancel.sql"),
     ),
+    (
+        12,
+        "usage shards",
+        include_str!("../migrations/sqlite/0012_usage_shards.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -155,6 +160,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         6,
         "step cancel",
         include_str!("../migrations/postgres/0006_step_cancel.sql"),
+    ),
+    (
+        7,
+        "usage shards",
+        include_str!("../migrations/postgres/0007_usage_shards.sql"),
     ),
 ];
 

@@ -9,19 +9,31 @@ use dpas_governance::usage::{
     Admission, BudgetScope, Left, Spent, UsageFuture, UsageRow, UsageStore, UsageStoreError,
 };
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use crate::conn::{get, Arg, Cells, Conn};
-use crate::db::Db;
+use crate::db::{Backend, Db};
 
 /// Usage and budgets on the server's database.
 #[derive(Debug, Clone)]
 pub struct SqlUsageStore {
     db: Db,
+    /// Settles so far: picks each settle's shard in turn.
+    settles: Arc<AtomicU64>,
 }
+
+/// The rows a usage key's totals are spread over on PostgreSQL (see `add_rows`); SQLite,
+/// with one writer at a time, keeps one.
+const PG_SHARDS: u64 = 16;
 
 impl SqlUsageStore {
     /// Expects the usage tables of the crate's migrations.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self {
+            db,
+            settles: Arc::default(),
+        }
     }
 }
 
@@ -172,10 +184,14 @@ impl SqlUsageStore {
         spent: Spent,
         rows: &[UsageRow],
     ) -> Result<Vec<Left>, sqlx::Error> {
+        let shard = match self.db.backend() {
+            Backend::Postgres => self.settles.fetch_add(1, Ordering::Relaxed) % PG_SHARDS,
+            Backend::Sqlite => 0,
+        };
         if scopes.is_empty() {
             // No budget to settle: the rows are one statement, which commits by itself.
             let mut conn = self.db.conn().await?;
-            add_rows(&mut conn, rows).await?;
+            add_rows(&mut conn, rows, shard).await?;
             return Ok(Vec::new());
         }
         let mut conn = self.db.transaction().await?;
@@ -211,7 +227,7 @@ impl SqlUsageStore {
                 ledger(&self.db, &mut conn, &scope.key).await?,
             ));
         }
-        add_rows(&mut conn, rows).await?;
+        add_rows(&mut conn, rows, shard).await?;
         conn.commit().await?;
         Ok(lefts)
     }
@@ -222,8 +238,13 @@ impl SqlUsageStore {
         day: Option<&str>,
     ) -> Result<Vec<UsageRow>, sqlx::Error> {
         let mut conn = self.db.conn().await?;
-        let mut sql = "SELECT tenant, actor, day, model, tool, input_tokens, cached_input_tokens, \
-                       output_tokens, total_tokens, nano_usd, calls FROM usage_rows WHERE 1 = 1"
+        let mut sql = "SELECT tenant, actor, day, model, tool, \
+                       CAST(SUM(input_tokens) AS BIGINT) AS input_tokens, \
+                       CAST(SUM(cached_input_tokens) AS BIGINT) AS cached_input_tokens, \
+                       CAST(SUM(output_tokens) AS BIGINT) AS output_tokens, \
+                       CAST(SUM(total_tokens) AS BIGINT) AS total_tokens, \
+                       CAST(SUM(nano_usd) AS BIGINT) AS nano_usd, \
+                       CAST(SUM(calls) AS BIGINT) AS calls FROM usage_rows WHERE 1 = 1"
             .to_owned();
         let mut args: Vec<Arg<'_>> = Vec::new();
         if let Some(actor) = actor {
@@ -234,7 +255,7 @@ impl SqlUsageStore {
             args.push(day.into());
             sql.push_str(&format!(" AND day = ${}", args.len()));
         }
-        sql.push_str(" ORDER BY day, actor, model, tool");
+        sql.push_str(" GROUP BY tenant, actor, day, model, tool ORDER BY day, actor, model, tool");
         conn.fetch(&sql, &args, |r| {
             Ok(UsageRow {
                 tenant: get(r, "tenant")?,
@@ -254,10 +275,11 @@ impl SqlUsageStore {
     }
 }
 
-/// Adds `rows` to their totals in one statement. Rows of one key are summed first (one
-/// statement may not upsert a row twice on PostgreSQL) and go in key order, so concurrent
-/// steps lock the rows they share in the same order.
-async fn add_rows(conn: &mut Conn, rows: &[UsageRow]) -> Result<(), sqlx::Error> {
+/// Adds `rows` to their totals in one statement, on `shard`'s rows: a key's totals are the
+/// sum of its shards, so settles running at once on different shards take no lock from
+/// each other. Rows of one key are summed first (one statement may not upsert a row twice on
+/// PostgreSQL) and go in key order, so settles on one shard lock rows in the same order.
+async fn add_rows(conn: &mut Conn, rows: &[UsageRow], shard: u64) -> Result<(), sqlx::Error> {
     fn key(r: &UsageRow) -> (&str, &str, &str, &str, &str) {
         (&r.tenant, &r.actor, &r.day, &r.model, &r.tool)
     }
@@ -281,9 +303,10 @@ async fn add_rows(conn: &mut Conn, rows: &[UsageRow]) -> Result<(), sqlx::Error>
         return Ok(());
     }
     merged.sort_by(|a, b| key(a).cmp(&key(b)));
-    let mut args: Vec<Arg<'_>> = Vec::with_capacity(merged.len() * 11);
+    let shard = int(shard);
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(merged.len() * 12);
     for row in &merged {
-        let cells: [Arg<'_>; 11] = [
+        let cells: [Arg<'_>; 12] = [
             row.tenant.as_str().into(),
             row.actor.as_str().into(),
             row.day.as_str().into(),
@@ -295,21 +318,22 @@ async fn add_rows(conn: &mut Conn, rows: &[UsageRow]) -> Result<(), sqlx::Error>
             int(row.total_tokens).into(),
             int(row.nano_usd).into(),
             int(row.calls).into(),
+            shard.into(),
         ];
         args.extend(cells);
     }
     let sql = format!(
         "INSERT INTO usage_rows (tenant, actor, day, model, tool, input_tokens, \
-         cached_input_tokens, output_tokens, total_tokens, nano_usd, calls) \
+         cached_input_tokens, output_tokens, total_tokens, nano_usd, calls, shard) \
          VALUES {} \
-         ON CONFLICT (tenant, actor, day, model, tool) DO UPDATE SET \
+         ON CONFLICT (tenant, actor, day, model, tool, shard) DO UPDATE SET \
          input_tokens = usage_rows.input_tokens + excluded.input_tokens, \
          cached_input_tokens = usage_rows.cached_input_tokens + excluded.cached_input_tokens, \
          output_tokens = usage_rows.output_tokens + excluded.output_tokens, \
          total_tokens = usage_rows.total_tokens + excluded.total_tokens, \
          nano_usd = usage_rows.nano_usd + excluded.nano_usd, \
          calls = usage_rows.calls + excluded.calls",
-        Db::values_list(1, merged.len(), 11)
+        Db::values_list(1, merged.len(), 12)
     );
     conn.execute(&sql, &args).await?;
     Ok(())
