@@ -147,7 +147,10 @@ fn posted_ids<'a>(append: &ThreadAppend<'a>) -> Vec<&'a str> {
 /// the message cap, the byte cap and how many of the owner's other threads to keep (`$16`,
 /// the limit less the new one less one for `OFFSET`). Answers the thread's new message count,
 /// or no row when a cap refused it. The statement's parts see the tables as they were before
-/// it, so the trim leaves out the new thread by its id.
+/// it, so the trim leaves out the new thread by its id. The trim skips a thread another
+/// step's trim is deleting rather than wait for that step's commit (new threads of one owner
+/// created at once all found the same oldest one): an owner may hold one thread over the
+/// limit for each new thread created at the same moment, until its next new thread.
 fn pg_append(messages: usize, calls: usize) -> String {
     let cap_check = "conversations.message_count + excluded.message_count <= $14 \
          AND conversations.byte_count + excluded.byte_count <= $15";
@@ -187,10 +190,11 @@ fn pg_append(messages: usize, calls: usize) -> String {
         ));
     }
     sql.push_str(
-        ", t AS (DELETE FROM conversations WHERE owner = $1 AND id <> $2 \
+        ", t AS (DELETE FROM conversations WHERE (owner, id) IN \
+         (SELECT owner, id FROM conversations WHERE owner = $1 AND id <> $2 \
          AND EXISTS (SELECT 1 FROM head WHERE message_count = $5) \
          AND recency < (SELECT recency FROM conversations WHERE owner = $1 AND id <> $2 \
-         ORDER BY recency DESC LIMIT 1 OFFSET $16)) \
+         ORDER BY recency DESC LIMIT 1 OFFSET $16) FOR UPDATE SKIP LOCKED)) \
          SELECT message_count FROM head",
     );
     sql
