@@ -122,6 +122,11 @@ const SQLITE_MIGRATIONS: Migrations = &[
         "step cancel",
         include_str!("../migrations/sqlite/0011_step_cancel.sql"),
     ),
+    (
+        12,
+        "usage shards",
+        include_str!("../migrations/sqlite/0012_usage_shards.sql"),
+    ),
 ];
 
 /// PostgreSQL migrations: the SQLite schema as it stands, then what is added to both.
@@ -155,6 +160,11 @@ const POSTGRES_MIGRATIONS: Migrations = &[
         6,
         "step cancel",
         include_str!("../migrations/postgres/0006_step_cancel.sql"),
+    ),
+    (
+        7,
+        "usage shards",
+        include_str!("../migrations/postgres/0007_usage_shards.sql"),
     ),
 ];
 
@@ -332,6 +342,10 @@ fn memdb() -> (String, String) {
     )
 }
 
+/// How long a PostgreSQL connection may sit idle in the pool before it is pinged on its next
+/// acquire (a failed ping closes it and the pool opens another).
+const PING_AFTER_IDLE: Duration = Duration::from_secs(10);
+
 /// Opens the database the URL names (creating a SQLite file if needed) and applies the
 /// migrations. A PostgreSQL database that does not answer within a few seconds fails.
 pub async fn connect(url: &str) -> Result<Db, DbError> {
@@ -343,8 +357,10 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
     // `test_before_acquire(false)` on SQLite: its ping only asks sqlx's worker thread whether
     // it is alive (a round trip per statement on the pool, no I/O). A SQLite connection is an
     // in-process handle with no socket or server to lose (a transaction dropped mid-way
-    // queues its rollback on that worker ahead of any later statement). PostgreSQL
-    // keeps the test: its server may drop an idle connection.
+    // queues its rollback on that worker ahead of any later statement). On PostgreSQL, whose
+    // server may drop an idle connection, a connection is pinged before use only when it
+    // has been idle for [`PING_AFTER_IDLE`]: one in steady use answered a statement moments
+    // ago, and a ping on every acquire was a round trip for each of a step's statements.
     let mut direct = None;
     let pool = match backend {
         Backend::Sqlite if is_memory(url) => {
@@ -374,6 +390,15 @@ pub async fn connect(url: &str) -> Result<Db, DbError> {
         }
         Backend::Postgres => AnyPoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_AFTER_IDLE {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .acquire_timeout(Duration::from_secs(5))
             .connect(url)
             .await

@@ -14,7 +14,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::conn::{get, Arg, Cells};
-use crate::db::Db;
+use crate::db::{Backend, Db};
 
 /// A posted tool message cut to the parts worth storing.
 #[derive(Serialize)]
@@ -126,6 +126,95 @@ const TRIM_OWNER: &str = "DELETE FROM conversations WHERE owner = $1 AND recency
      (SELECT recency FROM conversations WHERE owner = $1 ORDER BY recency DESC \
       LIMIT 1 OFFSET $2)";
 
+/// The ids of the tool results a step posts.
+fn posted_ids<'a>(append: &ThreadAppend<'a>) -> Vec<&'a str> {
+    append
+        .answers
+        .iter()
+        .flat_map(|m| m.parts())
+        .filter_map(|p| match p {
+            ContentPart::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A step's append on PostgreSQL as one statement: the head upsert (refused by its own
+/// condition when the thread would pass a cap, and then nothing is written), the step's
+/// `messages` messages numbered after the thread's last (`$17`… as `(ord, body)` pairs), its
+/// `calls` tool calls (`(id, answered)` pairs after those) and, for a new thread, the trim
+/// of the owner's least recent threads. The arguments are [`UPSERT_HEAD`]'s thirteen, then
+/// the message cap, the byte cap and how many of the owner's other threads to keep (`$16`,
+/// the limit less the new one less one for `OFFSET`). Answers the thread's new message count,
+/// or no row when a cap refused it. The statement's parts see the tables as they were before
+/// it, so the trim leaves out the new thread by its id. The trim skips a thread another
+/// step's trim is deleting rather than wait for that step's commit (new threads of one owner
+/// created at once all found the same oldest one): an owner may hold one thread over the
+/// limit for each new thread created at the same moment, until its next new thread.
+fn pg_append(messages: usize, calls: usize) -> String {
+    let cap_check = "conversations.message_count + excluded.message_count <= $14 \
+         AND conversations.byte_count + excluded.byte_count <= $15";
+    let head = UPSERT_HEAD
+        .replace(
+            "VALUES ($1, $2, $3, $4, $4, \
+         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
+         $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            "SELECT $1, $2, $3, $4, $4, \
+         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
+         $5, $6, $7, $8, $9, $10, $11, $12, $13 WHERE $5 <= $14 AND $6 <= $15",
+        )
+        .replace(
+            " RETURNING message_count",
+            &format!(" WHERE {cap_check} RETURNING message_count"),
+        );
+    let mut sql = format!("WITH head AS ({head})");
+    let mut next = 17;
+    if messages > 0 {
+        sql.push_str(&format!(
+            ", m AS (INSERT INTO conversation_messages (owner, conversation, seq, body) \
+             SELECT $1, $2, head.message_count - $5 + v.ord, v.body FROM head, \
+             (VALUES {}) AS v (ord, body))",
+            typed_pairs(next, messages, "bigint", "text")
+        ));
+        next += 2 * messages;
+    }
+    if calls > 0 {
+        sql.push_str(&format!(
+            ", c AS (INSERT INTO conversation_tool_calls \
+             (owner, conversation, tool_call_id, answered) \
+             SELECT $1, $2, v.id, v.answered FROM head, (VALUES {}) AS v (id, answered) \
+             ON CONFLICT (owner, conversation, tool_call_id) DO UPDATE SET \
+             answered = CASE WHEN excluded.answered > conversation_tool_calls.answered \
+             THEN excluded.answered ELSE conversation_tool_calls.answered END)",
+            typed_pairs(next, calls, "text", "bigint")
+        ));
+    }
+    sql.push_str(
+        ", t AS (DELETE FROM conversations WHERE (owner, id) IN \
+         (SELECT owner, id FROM conversations WHERE owner = $1 AND id <> $2 \
+         AND EXISTS (SELECT 1 FROM head WHERE message_count = $5) \
+         AND recency < (SELECT recency FROM conversations WHERE owner = $1 AND id <> $2 \
+         ORDER BY recency DESC LIMIT 1 OFFSET $16) FOR UPDATE SKIP LOCKED)) \
+         SELECT message_count FROM head",
+    );
+    sql
+}
+
+/// `count` pairs of placeholders from `$first`, the first row's cast to `a` and `b` (a
+/// `VALUES` list's column types come from its first row).
+fn typed_pairs(first: usize, count: usize, a: &str, b: &str) -> String {
+    let mut out = String::new();
+    for row in 0..count {
+        let (x, y) = (first + 2 * row, first + 2 * row + 1);
+        if row == 0 {
+            out.push_str(&format!("(${x}::{a}, ${y}::{b})"));
+        } else {
+            out.push_str(&format!(", (${x}, ${y})"));
+        }
+    }
+    out
+}
+
 fn token(n: Option<u64>) -> Option<i64> {
     n.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
 }
@@ -137,19 +226,19 @@ impl SqlThreadStore {
         id: &str,
         append: ThreadAppend<'_>,
     ) -> Result<Appended, ThreadError> {
-        let mut tx = self.db.transaction().await.map_err(storage)?;
+        let pg = self.db.backend() == Backend::Postgres;
+        let posted = posted_ids(&append);
+        // On PostgreSQL a step that answers nothing is one statement ([`pg_append`]),
+        // which commits by itself; one that answers calls first locks those calls' rows.
+        let mut tx = if pg && posted.is_empty() {
+            self.db.conn().await
+        } else {
+            self.db.transaction().await
+        }
+        .map_err(storage)?;
 
         // Which posted results answer calls this thread holds unanswered (indexed, L4). The
         // rows stay locked, so a racing step answering the same call sees it answered.
-        let posted: Vec<&str> = append
-            .answers
-            .iter()
-            .flat_map(|m| m.parts())
-            .filter_map(|p| match p {
-                ContentPart::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
-                _ => None,
-            })
-            .collect();
         let open: Vec<String> = if posted.is_empty() {
             Vec::new()
         } else {
@@ -203,31 +292,61 @@ impl SqlThreadStore {
         let added_bytes: usize = bodies.iter().map(String::len).sum();
         let usage = append.usage;
         let title = title_of(append.messages.iter().copied());
+        let mut calls = call_ids(append.messages.iter().copied());
+        for id in &answered {
+            calls.insert(*id, true);
+        }
+        let mut head_args: Vec<Arg<'_>> = vec![
+            owner.into(),
+            id.into(),
+            title.as_str().into(),
+            now.as_str().into(),
+            i64::try_from(bodies.len()).map_err(storage)?.into(),
+            i64::try_from(added_bytes).map_err(storage)?.into(),
+            token(usage.map(|u| u.input_tokens)).into(),
+            token(usage.map(|u| u.output_tokens)).into(),
+            token(usage.map(|u| u.total_tokens)).into(),
+            token(usage.map(|u| u.reported_steps)).into(),
+            token(usage.and_then(|u| u.cached_input_tokens)).into(),
+            token(usage.and_then(|u| u.reasoning_tokens)).into(),
+            token(usage.and_then(|u| u.cache_write_input_tokens)).into(),
+        ];
+        if pg {
+            let cap = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            head_args.extend([
+                Arg::from(cap(self.caps.messages)),
+                cap(self.caps.bytes).into(),
+                (MAX_THREADS_PER_OWNER - 2).into(),
+            ]);
+            let mut args = head_args;
+            for (body, ord) in bodies.iter().zip(0_i64..) {
+                args.extend([Arg::from(ord), body.as_str().into()]);
+            }
+            for (call, done) in &calls {
+                args.extend([Arg::from(*call), i64::from(*done).into()]);
+            }
+            let stored = tx
+                .fetch(&pg_append(bodies.len(), calls.len()), &args, |r| {
+                    get::<i64>(r, "message_count")
+                })
+                .await
+                .map_err(storage)?;
+            if stored.is_empty() {
+                // Over a cap: nothing was written (and a transaction rolls back when dropped).
+                return Err(ThreadError::Full(self.caps));
+            }
+            tx.commit().await.map_err(storage)?;
+            return Ok(Appended {
+                answered: answered.into_iter().map(str::to_owned).collect(),
+            });
+        }
         let head = tx
-            .fetch(
-                UPSERT_HEAD,
-                &[
-                    owner.into(),
-                    id.into(),
-                    title.as_str().into(),
-                    now.as_str().into(),
-                    i64::try_from(bodies.len()).map_err(storage)?.into(),
-                    i64::try_from(added_bytes).map_err(storage)?.into(),
-                    token(usage.map(|u| u.input_tokens)).into(),
-                    token(usage.map(|u| u.output_tokens)).into(),
-                    token(usage.map(|u| u.total_tokens)).into(),
-                    token(usage.map(|u| u.reported_steps)).into(),
-                    token(usage.and_then(|u| u.cached_input_tokens)).into(),
-                    token(usage.and_then(|u| u.reasoning_tokens)).into(),
-                    token(usage.and_then(|u| u.cache_write_input_tokens)).into(),
-                ],
-                |r| {
-                    Ok((
-                        get::<i64>(r, "message_count")?,
-                        get::<i64>(r, "byte_count")?,
-                    ))
-                },
-            )
+            .fetch(UPSERT_HEAD, &head_args, |r| {
+                Ok((
+                    get::<i64>(r, "message_count")?,
+                    get::<i64>(r, "byte_count")?,
+                ))
+            })
             .await
             .map_err(storage)?;
         let (total, total_bytes) = head
@@ -258,10 +377,6 @@ impl SqlThreadStore {
             tx.execute(&sql, &args).await.map_err(storage)?;
         }
 
-        let mut calls = call_ids(append.messages.iter().copied());
-        for id in &answered {
-            calls.insert(*id, true);
-        }
         if !calls.is_empty() {
             let sql = format!(
                 "INSERT INTO conversation_tool_calls (owner, conversation, tool_call_id, answered) \

@@ -9,19 +9,31 @@ use dpas_governance::usage::{
     Admission, BudgetScope, Left, Spent, UsageFuture, UsageRow, UsageStore, UsageStoreError,
 };
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use crate::conn::{get, Arg, Cells, Conn};
-use crate::db::Db;
+use crate::db::{Backend, Db};
 
 /// Usage and budgets on the server's database.
 #[derive(Debug, Clone)]
 pub struct SqlUsageStore {
     db: Db,
+    /// Settles so far: picks each settle's shard in turn.
+    settles: Arc<AtomicU64>,
 }
+
+/// The rows a usage key's totals are spread over on PostgreSQL (see `add_rows`); SQLite,
+/// with one writer at a time, keeps one.
+const PG_SHARDS: u64 = 16;
 
 impl SqlUsageStore {
     /// Expects the usage tables of the crate's migrations.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self {
+            db,
+            settles: Arc::default(),
+        }
     }
 }
 
@@ -172,6 +184,16 @@ impl SqlUsageStore {
         spent: Spent,
         rows: &[UsageRow],
     ) -> Result<Vec<Left>, sqlx::Error> {
+        let shard = match self.db.backend() {
+            Backend::Postgres => self.settles.fetch_add(1, Ordering::Relaxed) % PG_SHARDS,
+            Backend::Sqlite => 0,
+        };
+        if scopes.is_empty() {
+            // No budget to settle: the rows are one statement, which commits by itself.
+            let mut conn = self.db.conn().await?;
+            add_rows(&mut conn, rows, shard).await?;
+            return Ok(Vec::new());
+        }
         let mut conn = self.db.transaction().await?;
         let mut lefts = Vec::with_capacity(scopes.len());
         let (tokens, usd) = (int(spent.tokens), int(spent.nano_usd));
@@ -205,35 +227,7 @@ impl SqlUsageStore {
                 ledger(&self.db, &mut conn, &scope.key).await?,
             ));
         }
-        for row in rows {
-            let args: [Arg<'_>; 11] = [
-                row.tenant.as_str().into(),
-                row.actor.as_str().into(),
-                row.day.as_str().into(),
-                row.model.as_str().into(),
-                row.tool.as_str().into(),
-                int(row.input_tokens).into(),
-                int(row.cached_input_tokens).into(),
-                int(row.output_tokens).into(),
-                int(row.total_tokens).into(),
-                int(row.nano_usd).into(),
-                int(row.calls).into(),
-            ];
-            conn.execute(
-                "INSERT INTO usage_rows (tenant, actor, day, model, tool, input_tokens, \
-                 cached_input_tokens, output_tokens, total_tokens, nano_usd, calls) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-                 ON CONFLICT (tenant, actor, day, model, tool) DO UPDATE SET \
-                 input_tokens = usage_rows.input_tokens + excluded.input_tokens, \
-                 cached_input_tokens = usage_rows.cached_input_tokens + excluded.cached_input_tokens, \
-                 output_tokens = usage_rows.output_tokens + excluded.output_tokens, \
-                 total_tokens = usage_rows.total_tokens + excluded.total_tokens, \
-                 nano_usd = usage_rows.nano_usd + excluded.nano_usd, \
-                 calls = usage_rows.calls + excluded.calls",
-                &args,
-            )
-            .await?;
-        }
+        add_rows(&mut conn, rows, shard).await?;
         conn.commit().await?;
         Ok(lefts)
     }
@@ -244,8 +238,13 @@ impl SqlUsageStore {
         day: Option<&str>,
     ) -> Result<Vec<UsageRow>, sqlx::Error> {
         let mut conn = self.db.conn().await?;
-        let mut sql = "SELECT tenant, actor, day, model, tool, input_tokens, cached_input_tokens, \
-                       output_tokens, total_tokens, nano_usd, calls FROM usage_rows WHERE 1 = 1"
+        let mut sql = "SELECT tenant, actor, day, model, tool, \
+                       CAST(SUM(input_tokens) AS BIGINT) AS input_tokens, \
+                       CAST(SUM(cached_input_tokens) AS BIGINT) AS cached_input_tokens, \
+                       CAST(SUM(output_tokens) AS BIGINT) AS output_tokens, \
+                       CAST(SUM(total_tokens) AS BIGINT) AS total_tokens, \
+                       CAST(SUM(nano_usd) AS BIGINT) AS nano_usd, \
+                       CAST(SUM(calls) AS BIGINT) AS calls FROM usage_rows WHERE 1 = 1"
             .to_owned();
         let mut args: Vec<Arg<'_>> = Vec::new();
         if let Some(actor) = actor {
@@ -256,7 +255,7 @@ impl SqlUsageStore {
             args.push(day.into());
             sql.push_str(&format!(" AND day = ${}", args.len()));
         }
-        sql.push_str(" ORDER BY day, actor, model, tool");
+        sql.push_str(" GROUP BY tenant, actor, day, model, tool ORDER BY day, actor, model, tool");
         conn.fetch(&sql, &args, |r| {
             Ok(UsageRow {
                 tenant: get(r, "tenant")?,
@@ -274,6 +273,70 @@ impl SqlUsageStore {
         })
         .await
     }
+}
+
+/// Adds `rows` to their totals in one statement, on `shard`'s rows: a key's totals are the
+/// sum of its shards, so settles running at once on different shards take no lock from
+/// each other. Rows of one key are summed first (one statement may not upsert a row twice on
+/// PostgreSQL) and go in key order, so settles on one shard lock rows in the same order.
+async fn add_rows(conn: &mut Conn, rows: &[UsageRow], shard: u64) -> Result<(), sqlx::Error> {
+    fn key(r: &UsageRow) -> (&str, &str, &str, &str, &str) {
+        (&r.tenant, &r.actor, &r.day, &r.model, &r.tool)
+    }
+    let mut merged: Vec<UsageRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match merged.iter_mut().find(|m| key(m) == key(row)) {
+            Some(m) => {
+                m.input_tokens = m.input_tokens.saturating_add(row.input_tokens);
+                m.cached_input_tokens = m
+                    .cached_input_tokens
+                    .saturating_add(row.cached_input_tokens);
+                m.output_tokens = m.output_tokens.saturating_add(row.output_tokens);
+                m.total_tokens = m.total_tokens.saturating_add(row.total_tokens);
+                m.nano_usd = m.nano_usd.saturating_add(row.nano_usd);
+                m.calls = m.calls.saturating_add(row.calls);
+            }
+            None => merged.push(row.clone()),
+        }
+    }
+    if merged.is_empty() {
+        return Ok(());
+    }
+    merged.sort_by(|a, b| key(a).cmp(&key(b)));
+    let shard = int(shard);
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(merged.len() * 12);
+    for row in &merged {
+        let cells: [Arg<'_>; 12] = [
+            row.tenant.as_str().into(),
+            row.actor.as_str().into(),
+            row.day.as_str().into(),
+            row.model.as_str().into(),
+            row.tool.as_str().into(),
+            int(row.input_tokens).into(),
+            int(row.cached_input_tokens).into(),
+            int(row.output_tokens).into(),
+            int(row.total_tokens).into(),
+            int(row.nano_usd).into(),
+            int(row.calls).into(),
+            shard.into(),
+        ];
+        args.extend(cells);
+    }
+    let sql = format!(
+        "INSERT INTO usage_rows (tenant, actor, day, model, tool, input_tokens, \
+         cached_input_tokens, output_tokens, total_tokens, nano_usd, calls, shard) \
+         VALUES {} \
+         ON CONFLICT (tenant, actor, day, model, tool, shard) DO UPDATE SET \
+         input_tokens = usage_rows.input_tokens + excluded.input_tokens, \
+         cached_input_tokens = usage_rows.cached_input_tokens + excluded.cached_input_tokens, \
+         output_tokens = usage_rows.output_tokens + excluded.output_tokens, \
+         total_tokens = usage_rows.total_tokens + excluded.total_tokens, \
+         nano_usd = usage_rows.nano_usd + excluded.nano_usd, \
+         calls = usage_rows.calls + excluded.calls",
+        Db::values_list(1, merged.len(), 12)
+    );
+    conn.execute(&sql, &args).await?;
+    Ok(())
 }
 
 impl UsageStore for SqlUsageStore {
@@ -399,5 +462,29 @@ mod tests {
             .await
             .unwrap()
             .is_empty());
+    }
+
+    #[tokio::test]
+    async fn one_statement_adds_a_steps_rows_with_repeated_keys_summed() {
+        let store = SqlUsageStore::new(crate::db::connect("sqlite::memory:").await.unwrap());
+        let step = [
+            row("a", "view:x", 0),
+            row("a", "", 7),
+            row("a", "view:x", 0),
+            row("a", "domain:y", 0),
+        ];
+        for _ in 0..2 {
+            let left = store
+                .settle(&[], "", Spent::default(), &step)
+                .await
+                .unwrap();
+            assert!(left.is_empty());
+        }
+        let rows = store.rows(Some("a"), None).await.unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.tool.as_str(), r.input_tokens, r.calls))
+            .collect();
+        assert_eq!(got, [("", 14, 2), ("domain:y", 0, 2), ("view:x", 0, 4)]);
     }
 }
