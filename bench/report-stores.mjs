@@ -9,6 +9,7 @@ const work = process.env.WORK;
 const read = reader(work);
 const levels = process.env.LEVELS.trim().split(/\s+/).map(Number);
 const withPeer = process.env.WITH_PEER === "1";
+const tick = Number(process.env.CLK_TCK || 100);
 
 const setups = [
   ["memory", "host-server, SQLite in memory"],
@@ -27,6 +28,10 @@ function level(setup, conns) {
     rows.push(row);
   }
   if (rows.length === 0) return null;
+  const requests = rows.reduce((s, r) => s + r.requests, 0);
+  const ticks = read(`${setup}-${conns}-cpu.json`) ?? { server: 0, database: 0 };
+  const [serverTicks, dbTicks] = [ticks.server, ticks.database];
+  const perStepUs = (ticks) => (requests > 0 ? (ticks * 1e6) / tick / requests : null);
   return {
     connections: conns,
     servers: rows.length,
@@ -34,6 +39,8 @@ function level(setup, conns) {
     p50Ms: Math.max(...rows.map((r) => r.p50_ms)),
     p99Ms: Math.max(...rows.map((r) => r.p99_ms)),
     errors: rows.reduce((s, r) => s + r.non2xx + r.socket_errors, 0),
+    serverCpuUsPerStep: perStepUs(serverTicks),
+    databaseCpuUsPerStep: setup.startsWith("pg") ? perStepUs(dbTicks) : null,
   };
 }
 
@@ -54,7 +61,19 @@ writeFileSync(process.env.OUT, `${JSON.stringify(result, null, 2)}\n`);
 const memory = result.setups[0];
 const f0 = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
 const f2 = (n) => (n == null ? "—" : n.toFixed(2));
-const head = ["store", ...levels.map((c) => `steps/s @${c} (of memory)`), ...levels.map((c) => `p50 / p99 ms @${c}`), "errors", "peak RSS MB"];
+const cpuAt = levels.includes(8) ? 8 : levels[0];
+const head = [
+  "store",
+  ...levels.map((c) => `steps/s @${c} (of memory)`),
+  ...levels.map((c) => `p50 / p99 ms @${c}`),
+  `CPU µs/step @${cpuAt}: server + database`,
+  "errors",
+  "peak RSS MB",
+];
+const cpu = (l) =>
+  l?.serverCpuUsPerStep == null
+    ? "—"
+    : `${f0(l.serverCpuUsPerStep)}${l.databaseCpuUsPerStep == null ? "" : ` + ${f0(l.databaseCpuUsPerStep)}`}`;
 const rows = [head];
 for (const s of result.setups) {
   const base = s.id.startsWith("peer") ? null : memory;
@@ -65,6 +84,7 @@ for (const s of result.setups) {
       return l ? `${f0(l.rps)}${m ? ` (${Math.round((100 * l.rps) / m)}%)` : ""}` : "—";
     }),
     ...s.levels.map((l) => (l ? `${f2(l.p50Ms)} / ${f2(l.p99Ms)}` : "—")),
+    cpu(s.levels[levels.indexOf(cpuAt)]),
     f0(s.levels.reduce((n, l) => n + (l?.errors ?? 0), 0)),
     f0(s.peakRssMb),
   ]);

@@ -9,8 +9,9 @@
 #     two replicas split the connections, the single connection goes to the first),
 # and beside them the peer (bench/peers/node: the same step on the Vercel AI SDK, better-sqlite3)
 # in memory and on a SQLite file (WAL), measured the same way in the same run. Prints one
-# table and writes the figures to target/bench/stores.json. Never run by CI: figures are
-# printed, not asserted.
+# table (with the CPU time a step took at 8 connections in the server and, on PostgreSQL, in the
+# database's processes) and writes the figures to target/bench/stores.json. Never run by CI:
+# figures are printed, not asserted.
 #
 #   scripts/bench-stores.sh                 # 5 s per load; about 3 minutes once built
 #   BENCH_SECONDS=10 BENCH_PEER=0 scripts/bench-stores.sh
@@ -60,10 +61,27 @@ ours() {
     --listen 127.0.0.1:0 --max-concurrent-steps 1024
 }
 
+# ticks PID… → the CPU time (user + system, in clock ticks) the processes have used so far.
+ticks() {
+  local t=0 p
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+
+# pg_ticks → the CPU ticks all of the cluster's processes have used so far.
+pg_ticks() {
+  # shellcheck disable=SC2046
+  ticks $(pgrep -u postgres 2>/dev/null || true)
+}
+
 # measure SETUP FIRST: runs every level against urls[FIRST…] (the servers started for SETUP),
-# splitting the connections between them, then stops them and records their peak RSS.
+# splitting the connections between them, then stops them and records their peak RSS. Each
+# level also records the CPU ticks the servers and PostgreSQL's processes used during it
+# ("$setup-$conns-cpu.json").
 measure() {
-  local setup=$1 first=$2 targets i conns share cookie
+  local setup=$1 first=$2 targets i conns share cookie h0 d0
   targets=("${urls[@]:$first}")
   cookie=$(sign_in "${targets[0]}")
   BENCH_BODY="$body" BENCH_MODE=fresh BENCH_COOKIE="$cookie" BENCH_OUT=/dev/null \
@@ -72,6 +90,8 @@ measure() {
     echo "  $setup: $conns connection(s)…" >&2
     local loads=() n=${#targets[@]}
     [ "$conns" -lt "$n" ] && n=$conns
+    h0=$(ticks "${pids[@]:$first}")
+    d0=$(pg_ticks)
     for ((i = 0; i < n; i++)); do
       share=$((conns / n + (i < conns % n ? 1 : 0)))
       BENCH_BODY="$body" BENCH_MODE=fresh BENCH_COOKIE="$cookie" BENCH_THREADS=$((share < 2 ? share : 2)) \
@@ -80,6 +100,8 @@ measure() {
       loads+=($!)
     done
     wait "${loads[@]}"
+    echo "{\"server\": $(($(ticks "${pids[@]:$first}") - h0)), \"database\": $(($(pg_ticks) - d0))}" \
+      >"$work/$setup-$conns-cpu.json"
   done
   local kb=0 pid
   for pid in "${pids[@]:$first}"; do
@@ -112,5 +134,5 @@ if [ "$with_peer" = 1 ]; then
   measure peer-file $((${#urls[@]} - 1))
 fi
 
-WORK="$work" LEVELS="$levels" SECONDS_PER_LOAD="$seconds" WITH_PEER="$with_peer" \
+WORK="$work" LEVELS="$levels" SECONDS_PER_LOAD="$seconds" WITH_PEER="$with_peer" CLK_TCK="$(getconf CLK_TCK)" \
   OUT="$out_dir/stores.json" node "$root/bench/report-stores.mjs"
