@@ -68,10 +68,8 @@ impl Direct {
         if wal {
             // In WAL mode NORMAL is still crash-safe (a power cut may lose the last commits,
             // never corrupt the file) and commits do not wait for a disk sync, which would
-            // block the runtime thread the statement runs on. For the same reason this
-            // connection never checkpoints (a checkpoint copies the log into the file and
-            // syncs both): the checkpointer thread does ([`spawn_checkpointer`]).
-            conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0")
+            // block the runtime thread the statement runs on.
+            conn.execute_batch("PRAGMA synchronous = NORMAL")
                 .map_err(direct_error)?;
         } else {
             // An in-memory (`memdb`) database is its own page store: every page the cache
@@ -79,50 +77,12 @@ impl Direct {
             conn.execute_batch(&format!("PRAGMA cache_size = -{MEMORY_CACHE_KIB}"))
                 .map_err(direct_error)?;
         }
-        let direct = Self(Arc::new(Mutex::new(conn)));
-        if wal {
-            spawn_checkpointer(filename, Arc::downgrade(&direct.0))?;
-        }
-        Ok(direct)
+        Ok(Self(Arc::new(Mutex::new(conn))))
     }
 
     async fn lock(&self) -> OwnedMutexGuard<Connection> {
         Arc::clone(&self.0).lock_owned().await
     }
-}
-
-/// How often the checkpointer copies the write-ahead log back into the database file.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
-
-/// Starts the thread that checkpoints a WAL database every [`CHECKPOINT_EVERY`] on a
-/// connection of its own, while `direct` lives. `PASSIVE` takes no lock that writers wait
-/// for: steps keep committing while it copies and syncs. (Left to SQLite, the connection
-/// whose commit passed 1,000 log pages ran the checkpoint inside that commit, a stall of
-/// milliseconds on a runtime thread.)
-fn spawn_checkpointer(
-    filename: &str,
-    direct: std::sync::Weak<Mutex<Connection>>,
-) -> Result<(), sqlx::Error> {
-    let conn = Connection::open_with_flags(
-        filename,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(direct_error)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(direct_error)?;
-    std::thread::Builder::new()
-        .name("sqlite-checkpoint".into())
-        .spawn(move || {
-            while direct.strong_count() > 0 {
-                std::thread::sleep(CHECKPOINT_EVERY);
-                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                    tracing::warn!(error = %e, "checkpointing the SQLite log failed");
-                }
-            }
-        })
-        .map_err(sqlx::Error::Io)?;
-    Ok(())
 }
 
 /// A value bound to a `$N` placeholder (the N-th of a statement's `args`).

@@ -596,47 +596,6 @@ mod direct_tests {
     }
 
     #[tokio::test]
-    async fn a_file_databases_log_is_checkpointed_off_the_writing_connection() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("host.db");
-        let db = connect(&format!("sqlite:{}", file.display()))
-            .await
-            .unwrap();
-        let mut s = db.conn().await.unwrap();
-        let auto: Vec<i64> = s
-            .fetch("PRAGMA wal_autocheckpoint", &[], |r| {
-                get(r, "wal_autocheckpoint")
-            })
-            .await
-            .unwrap();
-        assert_eq!(auto, [0], "the step's connection never checkpoints");
-        s.execute("CREATE TABLE scratch (body TEXT NOT NULL)", &[])
-            .await
-            .unwrap();
-        let before = std::fs::metadata(&file).unwrap().len();
-        let body = "x".repeat(64 * 1024);
-        for _ in 0..32 {
-            s.execute(
-                "INSERT INTO scratch (body) VALUES ($1)",
-                &[body.as_str().into()],
-            )
-            .await
-            .unwrap();
-        }
-        drop(s);
-        // The 2 MB are in the log until a checkpoint copies them into the file: only the
-        // checkpointer's can, so the file growing is its work.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::fs::metadata(&file).unwrap().len() < before + 2 * 1024 * 1024 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no checkpoint copied the log into the file"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    }
-
-    #[tokio::test]
     async fn a_transaction_dropped_before_commit_is_rolled_back() {
         let db = connect("sqlite::memory:").await.unwrap();
         let mut s = db.transaction().await.unwrap();
