@@ -13,6 +13,10 @@ use dpas_protocol::ndjson::decode_all;
 use dpas_protocol::wire_name::{assign_wire_names, WireKey};
 use dpas_protocol::{decode_request, encode_frame_into, FrameDecoder};
 
+/// The host-server binary's allocator, so that the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `fixtures/reference-traces/`, the folder `test_support::traces_dir` names (a bench builds
 /// without the `test-support` feature).
 fn traces() -> PathBuf {
