@@ -193,3 +193,51 @@ async fn the_ledger_is_seeded_once_and_counts_across_pools() {
     assert_eq!(ids.len(), 12);
     assert_eq!(ledgers[3].rows().await.unwrap().len(), before + 12);
 }
+
+#[actix_web::test]
+async fn concurrent_usage_settles_from_two_pools_add_up_to_one_row_a_key() {
+    use dpas_governance::usage::{Spent, UsageRow, UsageStore};
+    use dpas_store::SqlUsageStore;
+    for url in crate::pg::backends().await {
+        let pools = if url.starts_with("postgres") { 2 } else { 1 };
+        let mut stores = Vec::new();
+        for _ in 0..pools {
+            stores.push(SqlUsageStore::new(
+                db::connect(&url).await.expect("database"),
+            ));
+        }
+        let row = |tool: &str, input: u64| UsageRow {
+            tenant: "default".into(),
+            actor: "carla@example.com".into(),
+            day: "2026-12-04".into(),
+            model: "scripted".into(),
+            tool: tool.into(),
+            input_tokens: input,
+            total_tokens: input,
+            calls: 1,
+            ..UsageRow::default()
+        };
+        let step = [row("", 3), row("domain:x", 0), row("", 4)];
+        let step = &step;
+        let settles = (0..40).map(|i| {
+            let store = &stores[i % pools];
+            async move { store.settle(&[], "", Spent::default(), step).await }
+        });
+        for settled in futures_util::future::join_all(settles).await {
+            assert!(settled.expect("settled").is_empty(), "{url}");
+        }
+        let rows = stores[0]
+            .rows(Some("carla@example.com"), None)
+            .await
+            .unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.tool.as_str(), r.input_tokens, r.total_tokens, r.calls))
+            .collect();
+        assert_eq!(
+            got,
+            [("", 280, 280, 80), ("domain:x", 0, 0, 40)],
+            "one row a key, every settle counted once, on {url}"
+        );
+    }
+}
