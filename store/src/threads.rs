@@ -93,14 +93,25 @@ const META_COLUMNS: &str = "id, owner, title, created_at, updated_at, input_toke
      output_tokens, total_tokens, reported_steps, cached_input_tokens, reasoning_tokens, \
      cache_write_input_tokens";
 
-/// Creates the thread or adds to its counts, recency and usage; answers the new counts.
-const UPSERT_HEAD: &str = "INSERT INTO conversations (owner, id, title, created_at, updated_at, \
-     recency, message_count, byte_count, input_tokens, output_tokens, total_tokens, \
-     reported_steps, cached_input_tokens, reasoning_tokens, cache_write_input_tokens) \
-     VALUES ($1, $2, $3, $4, $4, \
+// A thread's head row, in pieces that both head upserts are made of ([`UPSERT_HEAD`], and
+// [`pg_append`]'s, which takes its row by `SELECT` so that the caps can refuse it).
+macro_rules! head_insert {
+    () => {
+        "INSERT INTO conversations (owner, id, title, created_at, updated_at, \
+         recency, message_count, byte_count, input_tokens, output_tokens, total_tokens, \
+         reported_steps, cached_input_tokens, reasoning_tokens, cache_write_input_tokens)"
+    };
+}
+macro_rules! head_row {
+    () => {
+        "$1, $2, $3, $4, $4, \
          (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
-         $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT (owner, id) DO UPDATE SET \
+         $5, $6, $7, $8, $9, $10, $11, $12, $13"
+    };
+}
+macro_rules! head_on_conflict {
+    () => {
+        "ON CONFLICT (owner, id) DO UPDATE SET \
          updated_at = excluded.updated_at, \
          recency = excluded.recency, \
          message_count = conversations.message_count + excluded.message_count, \
@@ -118,8 +129,19 @@ const UPSERT_HEAD: &str = "INSERT INTO conversations (owner, id, title, created_
          reasoning_tokens = CASE WHEN excluded.reasoning_tokens IS NULL THEN conversations.reasoning_tokens \
              ELSE COALESCE(conversations.reasoning_tokens, 0) + excluded.reasoning_tokens END, \
          cache_write_input_tokens = CASE WHEN excluded.cache_write_input_tokens IS NULL THEN conversations.cache_write_input_tokens \
-             ELSE COALESCE(conversations.cache_write_input_tokens, 0) + excluded.cache_write_input_tokens END \
-     RETURNING message_count, byte_count";
+             ELSE COALESCE(conversations.cache_write_input_tokens, 0) + excluded.cache_write_input_tokens END"
+    };
+}
+
+/// Creates the thread or adds to its counts, recency and usage; answers the new counts.
+const UPSERT_HEAD: &str = concat!(
+    head_insert!(),
+    " VALUES (",
+    head_row!(),
+    ") ",
+    head_on_conflict!(),
+    " RETURNING message_count, byte_count"
+);
 
 /// Removes the owner's threads beyond [`MAX_THREADS_PER_OWNER`] (least recent first).
 const TRIM_OWNER: &str = "DELETE FROM conversations WHERE owner = $1 AND recency < \
@@ -152,21 +174,15 @@ fn posted_ids<'a>(append: &ThreadAppend<'a>) -> Vec<&'a str> {
 /// created at once all found the same oldest one): an owner may hold one thread over the
 /// limit for each new thread created at the same moment, until its next new thread.
 fn pg_append(messages: usize, calls: usize) -> String {
-    let cap_check = "conversations.message_count + excluded.message_count <= $14 \
-         AND conversations.byte_count + excluded.byte_count <= $15";
-    let head = UPSERT_HEAD
-        .replace(
-            "VALUES ($1, $2, $3, $4, $4, \
-         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
-         $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            "SELECT $1, $2, $3, $4, $4, \
-         (SELECT COALESCE(MAX(recency), 0) + 1 FROM conversations WHERE owner = $1), \
-         $5, $6, $7, $8, $9, $10, $11, $12, $13 WHERE $5 <= $14 AND $6 <= $15",
-        )
-        .replace(
-            " RETURNING message_count",
-            &format!(" WHERE {cap_check} RETURNING message_count"),
-        );
+    let head = concat!(
+        head_insert!(),
+        " SELECT ",
+        head_row!(),
+        " WHERE $5 <= $14 AND $6 <= $15 ",
+        head_on_conflict!(),
+        " WHERE conversations.message_count + excluded.message_count <= $14 \
+         AND conversations.byte_count + excluded.byte_count <= $15 RETURNING message_count"
+    );
     let mut sql = format!("WITH head AS ({head})");
     let mut next = 17;
     if messages > 0 {
